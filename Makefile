@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: GPL-2.0
+# tailtrace build: BPF objects -> skeletons -> one `tailtrace` binary, plus the tools and
+# tests, all out of tree in $(BUILD). `make V=1` shows the commands.
+
+BUILD ?= build
+prefix ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -I$(BUILD) \
+	  -DTT_VERSION='"$(VERSION)"'
+LDLIBS := -lbpf -lelf -lz -lpthread -lm
+BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+# every userspace module except main.c goes into a library: unit tests link against it
+# and the linker takes only the modules a test needs
+LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+LOADGEN_SRCS := $(wildcard tools/loadgen/*.c)
+TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
+
+.DELETE_ON_ERROR:
+.PHONY: all deps demo test unit install clean format bench soak fuzz
+
+all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS)
+
+deps:
+	$(Q)tools/deps.sh
+
+$(BUILD) $(BUILD)/user $(BUILD)/tests/unit:
+	$(Q)mkdir -p $@
+
+# vmlinux.h comes from the running kernel's BTF: CO-RE relocates field offsets at load
+# time, so the header only has to name types, not match the target kernel exactly.
+$(BUILD)/vmlinux.h: | $(BUILD)
+	@echo "  GEN      $@"
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h) | $(BUILD)
+	@echo "  BPF      $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	@echo "  SKEL     $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(BUILD)/user/%.o: user/%.c $(wildcard user/*.h bpf/*.h) $(SKELS) | $(BUILD)/user
+	@echo "  CC       $@"
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libtt.a: $(LIB_OBJS)
+	@echo "  AR       $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tailtrace: $(BUILD)/user/main.o $(BUILD)/libtt.a
+	@echo "  LINK     $@"
+	$(Q)$(CC) $(CFLAGS) -rdynamic $^ $(LDLIBS) -o $@
+
+$(BUILD)/loadgen: $(LOADGEN_SRCS) $(wildcard tools/loadgen/*.h) | $(BUILD)
+	@echo "  CC       $@"
+	$(Q)$(CC) $(CFLAGS) -Itools/loadgen $(LOADGEN_SRCS) -lpthread -lm -o $@
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libtt.a | $(BUILD)/tests/unit
+	@echo "  TEST     $@"
+	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libtt.a -lcmocka $(LDLIBS) -o $@
+
+demo: deps all
+	$(Q)tools/demo.sh
+
+test: deps all
+	$(Q)tests/run.sh
+
+unit: all
+	$(Q)TT_ONLY=unit tests/run.sh
+
+install: $(BUILD)/tailtrace
+	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(prefix)/sbin/tailtrace
+
+format:
+	clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/unit/*.c
+
+clean:
+	rm -rf $(BUILD)

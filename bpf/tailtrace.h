@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Types and constants that the BPF programs and userspace share: stage ids, map keys,
+ * counters and the per-request event. UAPI-style fixed-width types only. */
+#ifndef TT_TAILTRACE_H
+#define TT_TAILTRACE_H
+
+#include "hist.h"
+
+/* Stage ids. The names ("tx.qdisc", ...) and classes are a stable contract kept in
+ * user/stages.c and docs/stages.md; ids are internal and may be renumbered. */
+enum tt_stage {
+	STAGE_TX_SENDQ,		/* app send -> data leaves TCP for IP/qdisc */
+	STAGE_TX_QDISC,		/* qdisc enqueue -> dequeue */
+	STAGE_TX_NIC,		/* handed to the driver -> driver done (SW tx timestamp) */
+	STAGE_TX_ACK,		/* data sent -> cumulatively acknowledged */
+	STAGE_RX_STACK,		/* driver receive -> queued on the socket */
+	STAGE_RX_SOCKQ,		/* queued on the socket -> read by the application */
+	STAGE_TCP_RTT,		/* smoothed RTT samples */
+	STAGE_TCP_RETRANS,	/* original transmission -> retransmission */
+	STAGE_SCHED_RUNQ,	/* serving thread runnable but waiting for a CPU */
+	STAGE_SCHED_ONCPU,	/* serving thread on CPU inside a request */
+	STAGE_SCHED_OFFCPU,	/* serving thread blocked inside a request */
+	STAGE_GPU_WAIT,		/* off-CPU inside a CUDA synchronisation call */
+	STAGE_REQ_LATENCY,	/* whole request as seen on the socket */
+	STAGE_REQ_TTFT,		/* request -> first response byte */
+	STAGE_REQ_GAP,		/* gap between response chunks (streaming) */
+	STAGE_RDMA_WR,		/* RDMA work request post -> completion */
+	STAGE_RDMA_CQ_EVENT,	/* completion event -> waiter woken */
+	STAGE__MAX,
+};
+
+/* What a histogram is grouped by (`--by`). */
+enum tt_group_by {
+	GROUP_NONE,
+	GROUP_PORT,	/* local port of the traced socket */
+	GROUP_RADDR,	/* remote address */
+	GROUP_COMM,	/* owning process (tgid + comm) */
+	GROUP_CGROUP,	/* cgroup v2 id */
+	GROUP__MAX,
+};
+
+/* Key of the per-CPU histogram map. The place (device, qdisc handle) is always part of
+ * the key for stages that have one, whatever the grouping, so `explain` can say where. */
+struct hist_key {
+	__u16 stage;		/* enum tt_stage */
+	__u8 by;		/* enum tt_group_by */
+	__u8 family;		/* AF_INET or AF_INET6 when addr is set */
+	__u32 ifindex;		/* place: device, 0 if none */
+	__u32 qdisc_handle;	/* place: qdisc handle (major:minor), 0 if none */
+	__u32 tgid;		/* GROUP_COMM */
+	__u64 id;		/* GROUP_PORT: port; GROUP_CGROUP: cgroup id */
+	__u8 addr[16];		/* GROUP_RADDR: remote address (v4 in the first 4 bytes) */
+	char comm[16];		/* GROUP_COMM */
+};
+
+/* Global counters, a per-CPU array indexed by this enum; userspace sums CPUs. Every
+ * bounded map and ring buffer has a counter for what it failed to store. */
+enum tt_counter {
+	CNT_RETRANS,		/* retransmitted segments on traced flows */
+	CNT_RETRANS_RTO,	/* ... while in the Loss state (timeout) */
+	CNT_RETRANS_FAST,	/* ... while in Recovery (fast retransmit) */
+	CNT_RETRANS_TLP,	/* ... tail-loss probes */
+	CNT_RETRANS_OTHER,
+	CNT_DROPS,		/* kfree_skb with a drop reason on traced flows */
+	CNT_ECN_CE,		/* CE marks seen on traced flows */
+	CNT_QDISC_PKTS,		/* packets dequeued from a qdisc (traced devices) */
+	CNT_QDISC_DROPS,	/* packets dropped by a qdisc on traced devices */
+	CNT_HIST_INSERTS,	/* new histogram keys created (evicted = inserts - live) */
+	CNT_HIST_UPDATE_FAIL,	/* histogram key could not be created */
+	CNT_FLOW_UPDATE_FAIL,	/* per-socket state could not be created */
+	CNT_PKT_INSERTS,	/* per-packet/per-send timestamp entries created */
+	CNT_PKT_UPDATE_FAIL,	/* ... that could not be created */
+	CNT_PKT_DELETES,	/* ... consumed and deleted */
+	CNT_EVENTS_LOST,	/* ring buffer reservations that failed */
+	CNT_SCHED_UPDATE_FAIL,	/* per-thread state could not be stored */
+	CNT__MAX,
+};
+
+/* Maximum drop reasons tracked individually (SKB_DROP_REASON_* values); the rest are
+ * summed in the last slot. */
+#define TT_DROP_REASONS 128
+
+/* Filters the user set; written into .rodata before load (`const volatile targ_*`). */
+#define TT_MAX_PORTS 8
+
+/* Roles of a socket for request segmentation. */
+enum tt_role {
+	ROLE_AUTO,
+	ROLE_SERVER,	/* inbound data then outbound data is one exchange */
+	ROLE_CLIENT,	/* outbound then inbound */
+};
+
+/* Per-request record, streamed through a ring buffer once a request completes: individual
+ * slow requests are the answer for attribution and the flight recorder. */
+#define TT_REQ_STAGES STAGE_RDMA_WR	/* stages that can accumulate inside a request */
+struct req_event {
+	__u64 sk_cookie;
+	__u64 start_ns;		/* request start (CLOCK_MONOTONIC, bpf_ktime_get_ns) */
+	__u64 first_resp_ns;	/* first response byte (0 if none) */
+	__u64 end_ns;		/* request end */
+	__u64 stage_ns[TT_REQ_STAGES]; /* time spent per stage inside this request */
+	__u64 max_gap_ns;	/* largest gap between response chunks */
+	__u64 srtt_ns;		/* flow smoothed RTT at the end of the request */
+	__u64 min_rtt_ns;	/* flow minimum RTT (path base) */
+	__u64 cgroup_id;
+	__u32 tgid;
+	__u32 tid;		/* serving thread */
+	__u32 chunks;		/* response sends (streaming: tokens) */
+	__u32 retrans;		/* retransmissions inside the request */
+	__u32 retrans_rto;
+	__u32 drops;		/* drops seen on the flow inside the request */
+	__u32 ecn_ce;
+	__u32 ifindex;		/* device the flow last left by */
+	__u32 qdisc_handle;	/* qdisc the flow last queued in */
+	__u32 cpu;		/* CPU the serving thread last ran on */
+	__u32 bytes_in;
+	__u32 bytes_out;
+	__u16 lport;
+	__u16 rport;
+	__u8 family;
+	__u8 role;		/* enum tt_role */
+	__u8 reserved[2];
+	__u8 raddr[16];
+	char comm[16];
+};
+
+#endif /* TT_TAILTRACE_H */

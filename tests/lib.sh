@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the root/namespace test scripts: TAP-style result lines that
+# tests/run.sh counts, and a skip that turns into a failure under CI=true.
+
+TT_ROOT=${TT_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+TT_BUILD=${TT_BUILD:-$TT_ROOT/build}
+TAILTRACE=${TAILTRACE:-$TT_BUILD/tailtrace}
+LOADGEN=${LOADGEN:-$TT_BUILD/loadgen}
+TESTBED=${TESTBED:-$TT_ROOT/tools/testbed}
+TT_N=0
+
+tt_ok()   { TT_N=$((TT_N + 1)); echo "ok $TT_N - $*"; }
+tt_fail() { TT_N=$((TT_N + 1)); echo "not ok $TT_N - $*"; }
+
+# tt_check DESC CMD...: one result line from a command's exit status.
+tt_check() {
+	local desc=$1; shift
+	if "$@"; then tt_ok "$desc"; else tt_fail "$desc"; fi
+}
+
+# tt_skip DESC REASON: a skip is only allowed outside CI; under CI=true it fails.
+tt_skip() {
+	if [ "${CI:-}" = "true" ]; then
+		tt_fail "$1 (would skip under CI: $2)"
+	else
+		TT_N=$((TT_N + 1)); echo "ok $TT_N - $1 # SKIP $2"
+	fi
+}
+
+# tt_require_root: a root-only script that cannot run reports one skip (or failure in CI).
+tt_require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		tt_skip "$(basename "$0")" "needs root"
+		exit 0
+	fi
+}
+
+# tt_within ACTUAL EXPECTED REL_TOL: true when |actual-expected| <= tol*expected.
+tt_within() {
+	awk -v a="$1" -v e="$2" -v t="$3" 'BEGIN { d = a - e; if (d < 0) d = -d;
+		exit !(d <= t * (e < 0 ? -e : e)) }'
+}
+
+# tt_json FILE EXPR: read one value out of a JSON file (python3 is on every machine
+# of this kind; jq is installed by tools/deps.sh as a fallback).
+tt_json() {
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d = d[int(k)] if isinstance(d, list) else d[k]
+print(d)' "$1" "$2"
+}

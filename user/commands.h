@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Entry points of the CLI commands, dispatched from main.c's table. Each returns the
+ * process exit status: 0 ok, 1 runtime failure (privileges, kernel), 2 usage error. */
+#ifndef TT_COMMANDS_H
+#define TT_COMMANDS_H
+
+struct tt_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const char *usage;	/* options and examples, shown by `tailtrace CMD --help` */
+};
+
+int cmd_probe(int argc, char **argv);
+
+/* `tailtrace CMD --help` text for a command, printed by each command on -h. */
+void cmd_print_help(const char *name);
+
+#endif
