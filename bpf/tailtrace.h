@@ -47,6 +47,7 @@ struct hist_key {
 	__u8 family;		/* AF_INET or AF_INET6 when addr is set */
 	__u32 ifindex;		/* place: device, 0 if none */
 	__u32 qdisc_handle;	/* place: qdisc handle (major:minor), 0 if none */
+	__u32 netns;		/* place: network namespace inode of the device */
 	__u32 tgid;		/* GROUP_COMM */
 	__u64 id;		/* GROUP_PORT: port; GROUP_CGROUP: cgroup id */
 	__u8 addr[16];		/* GROUP_RADDR: remote address (v4 in the first 4 bytes) */
@@ -112,6 +113,7 @@ struct req_event {
 	__u32 ecn_ce;
 	__u32 ifindex;		/* device the flow last left by */
 	__u32 qdisc_handle;	/* qdisc the flow last queued in */
+	__u32 netns;		/* network namespace inode of ifindex */
 	__u32 cpu;		/* CPU the serving thread last ran on */
 	__u32 bytes_in;
 	__u32 bytes_out;
@@ -119,9 +121,19 @@ struct req_event {
 	__u16 rport;
 	__u8 family;
 	__u8 role;		/* enum tt_role */
-	__u8 reserved[2];
+	__u8 reserved[6];
 	__u8 raddr[16];
 	char comm[16];
+};
+
+/* Device names as seen by the hooks, so places survive devices that go away. */
+struct dev_key {
+	__u32 netns;
+	__u32 ifindex;
+};
+
+struct dev_name {
+	char name[16];
 };
 
 #endif /* TT_TAILTRACE_H */

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0
+/* loadgen server: thread per connection, persistent connections carrying many requests;
+ * compute time drawn per request, spent busy on CPU or blocked; records service time. */
+#include "loadgen.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define PAYLOAD_BUF (1 << 20)
+
+struct srv_opts {
+	const char *listen;
+	int ports[LG_MAX_PORTS], nports;
+	const char *mode;
+	struct dist compute, prefill, decode;
+	bool have_prefill;
+	double slow_share; /* percent */
+	uint64_t slow_extra_ns;
+	bool busy;
+	uint32_t tokens, resp_bytes;
+	const char *json, *samples, *name, *cc;
+	double duration;
+	uint64_t seed;
+	int sndbuf, nodelay;
+};
+
+struct conn {
+	int fd;
+	int idx;
+	pthread_t th;
+	volatile int done;
+	uint64_t rng;
+	/* entries not yet returned by a LG_T_STATS request, and all entries */
+	struct lg_stat_ent *pend, *all;
+	size_t npend, cpend, nall, call;
+	uint64_t errors, bulk_bytes, bulk_ns;
+	struct conn *next;
+};
+
+static struct srv_opts O;
+static char payload[PAYLOAD_BUF];
+static pthread_mutex_t conns_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct conn *conns;
+static uint64_t deadline_ns;
+
+/* totals of reaped connections */
+static struct u64vec g_service, g_compute, g_cpu;
+static uint64_t g_errors, g_bulk_bytes, g_bulk_ns, g_conns;
+static FILE *g_samples;
+
+static int push_ent(struct lg_stat_ent **v, size_t *n, size_t *cap, const struct lg_stat_ent *e)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		struct lg_stat_ent *nv = realloc(*v, nc * sizeof(*nv));
+		if (!nv)
+			return -1;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = *e;
+	return 0;
+}
+
+static int writev_full(int fd, struct iovec *iov, int cnt)
+{
+	while (cnt > 0) {
+		ssize_t r = writev(fd, iov, cnt);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		size_t left = (size_t)r;
+		while (cnt > 0 && left >= iov->iov_len) {
+			left -= iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov->iov_base = (char *)iov->iov_base + left;
+			iov->iov_len -= left;
+		}
+	}
+	return 0;
+}
+
+/* one frame: header and len payload bytes, in as few syscalls as possible */
+static int send_frame(int fd, uint16_t type, uint16_t flags, uint64_t id, uint32_t len,
+		      uint32_t seq, uint32_t compute_us)
+{
+	struct lg_rsp h = {
+		.magic = htole32(LG_RSP_MAGIC), .type = htole16(type), .flags = htole16(flags),
+		.id = htole64(id), .len = htole32(len), .seq = htole32(seq),
+		.compute_us = htole32(compute_us),
+	};
+	struct iovec iov[2] = { { &h, sizeof(h) }, { payload, len < PAYLOAD_BUF ? len : PAYLOAD_BUF } };
+	if (writev_full(fd, iov, 2))
+		return -1;
+	uint32_t left = len - (uint32_t)iov[1].iov_len;
+	/* iov[1].iov_len was consumed; recompute what was sent */
+	left = len > PAYLOAD_BUF ? len - PAYLOAD_BUF : 0;
+	while (left) {
+		uint32_t n = left < PAYLOAD_BUF ? left : PAYLOAD_BUF;
+		if (write_full(fd, payload, n))
+			return -1;
+		left -= n;
+	}
+	return 0;
+}
+
+static void do_compute(uint64_t ns, uint64_t *wall, uint64_t *cpu)
+{
+	uint64_t w0 = now_ns(), c0 = thread_cpu_ns();
+	if (ns) {
+		if (O.busy)
+			burn_cpu_ns(ns);
+		else
+			sleep_ns(ns);
+	}
+	*wall += now_ns() - w0;
+	*cpu += thread_cpu_ns() - c0;
+}
+
+static uint64_t slow_extra(struct conn *c)
+{
+	if (O.slow_share > 0 && rng_unit(&c->rng) * 100.0 < O.slow_share)
+		return O.slow_extra_ns;
+	return 0;
+}
+
+static int discard(int fd, uint32_t n)
+{
+	static __thread char sink[65536];
+	while (n) {
+		uint32_t k = n < sizeof(sink) ? n : sizeof(sink);
+		if (read_full(fd, sink, k))
+			return -1;
+		n -= k;
+	}
+	return 0;
+}
+
+static void *conn_thread(void *arg)
+{
+	struct conn *c = arg;
+	if (O.name)
+		set_comm(O.name);
+	for (;;) {
+		struct lg_req r;
+		if (read_full(c->fd, &r, sizeof(r)))
+			break;
+		if (le32toh(r.magic) != LG_REQ_MAGIC) {
+			c->errors++;
+			break;
+		}
+		uint16_t type = le16toh(r.type);
+		uint64_t id = le64toh(r.id);
+		uint32_t req_bytes = le32toh(r.req_bytes);
+		uint32_t resp_bytes = O.resp_bytes ? O.resp_bytes : le32toh(r.resp_bytes);
+		uint32_t tokens = O.tokens ? O.tokens : le32toh(r.tokens);
+		if (discard(c->fd, req_bytes))
+			break;
+		uint64_t t0 = now_ns();
+		struct lg_stat_ent e = { .id = id };
+		int rc = 0;
+		if (type == LG_T_UNARY) {
+			uint64_t ns = dist_draw_ns(&O.compute, &c->rng) + slow_extra(c);
+			do_compute(ns, &e.compute_ns, &e.cpu_ns);
+			rc = send_frame(c->fd, LG_T_UNARY, LG_RSP_LAST, id, resp_bytes, 0,
+					(uint32_t)(e.compute_ns / 1000));
+		} else if (type == LG_T_STREAM) {
+			if (!tokens)
+				tokens = 1;
+			const struct dist *pd = O.have_prefill ? &O.prefill : &O.compute;
+			uint64_t ns = dist_draw_ns(pd, &c->rng) + slow_extra(c);
+			do_compute(ns, &e.compute_ns, &e.cpu_ns);
+			uint32_t pre_us = (uint32_t)(e.compute_ns / 1000);
+			for (uint32_t i = 0; i < tokens && !rc; i++) {
+				if (i)
+					do_compute(dist_draw_ns(&O.decode, &c->rng), &e.compute_ns,
+						   &e.cpu_ns);
+				rc = send_frame(c->fd, LG_T_STREAM,
+						i == tokens - 1 ? LG_RSP_LAST : 0, id, resp_bytes, i,
+						pre_us);
+			}
+		} else if (type == LG_T_BULK) {
+			uint32_t chunk = resp_bytes ? resp_bytes : 65536;
+			if (chunk > PAYLOAD_BUF)
+				chunk = PAYLOAD_BUF;
+			uint64_t b0 = now_ns();
+			while (!lg_stop && now_ns() < deadline_ns) {
+				if (write_full(c->fd, payload, chunk))
+					break;
+				c->bulk_bytes += chunk;
+			}
+			c->bulk_ns += now_ns() - b0;
+			break;
+		} else if (type == LG_T_STATS) {
+			pthread_mutex_lock(&conns_mu);
+			uint32_t len = (uint32_t)(c->npend * sizeof(struct lg_stat_ent));
+			struct lg_rsp h = {
+				.magic = htole32(LG_RSP_MAGIC), .type = htole16(LG_T_STATS),
+				.flags = htole16(LG_RSP_LAST), .id = htole64(id), .len = htole32(len),
+			};
+			for (size_t i = 0; i < c->npend; i++) {
+				struct lg_stat_ent *p = &c->pend[i];
+				p->id = htole64(p->id);
+				p->service_ns = htole64(p->service_ns);
+				p->compute_ns = htole64(p->compute_ns);
+				p->cpu_ns = htole64(p->cpu_ns);
+			}
+			struct iovec iov[2] = { { &h, sizeof(h) }, { c->pend, len } };
+			rc = writev_full(c->fd, iov, 2);
+			c->npend = 0;
+			pthread_mutex_unlock(&conns_mu);
+			if (rc)
+				break;
+			continue;
+		} else {
+			c->errors++;
+			break;
+		}
+		if (rc) {
+			c->errors++;
+			break;
+		}
+		e.service_ns = now_ns() - t0;
+		pthread_mutex_lock(&conns_mu);
+		if (push_ent(&c->pend, &c->npend, &c->cpend, &e) ||
+		    push_ent(&c->all, &c->nall, &c->call, &e))
+			c->errors++;
+		pthread_mutex_unlock(&conns_mu);
+	}
+	c->done = 1;
+	return NULL;
+}
+
+static void reap(struct conn *c)
+{
+	pthread_join(c->th, NULL);
+	close(c->fd);
+	for (size_t i = 0; i < c->nall; i++) {
+		struct lg_stat_ent *e = &c->all[i];
+		vec_push(&g_service, e->service_ns);
+		vec_push(&g_compute, e->compute_ns);
+		vec_push(&g_cpu, e->cpu_ns);
+		if (g_samples)
+			fprintf(g_samples, "%d %llu %.3f %.3f %.3f\n", c->idx,
+				(unsigned long long)e->id, e->service_ns / 1e3, e->compute_ns / 1e3,
+				e->cpu_ns / 1e3);
+	}
+	g_errors += c->errors;
+	g_bulk_bytes += c->bulk_bytes;
+	g_bulk_ns += c->bulk_ns;
+	free(c->pend);
+	free(c->all);
+	free(c);
+}
+
+static void reap_done(bool all)
+{
+	pthread_mutex_lock(&conns_mu);
+	struct conn **pp = &conns;
+	struct conn *todo = NULL;
+	while (*pp) {
+		struct conn *c = *pp;
+		if (all || c->done) {
+			*pp = c->next;
+			c->next = todo;
+			todo = c;
+		} else {
+			pp = &c->next;
+		}
+	}
+	pthread_mutex_unlock(&conns_mu);
+	while (todo) {
+		struct conn *n = todo->next;
+		reap(todo);
+		todo = n;
+	}
+}
+
+static int listen_on(const char *addr, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	if (parse_addr(addr, port, &ss, &len)) {
+		fprintf(stderr, "loadgen server: bad address %s\n", addr);
+		return -1;
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	int one = 1, zero = 0;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 1024)) {
+		fprintf(stderr, "loadgen server: bind/listen %s port %d: %s\n", addr, port,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void server_usage(void)
+{
+	fprintf(stderr,
+"usage: loadgen server [--listen ADDR] [--port P | --ports P1,P2] [--mode unary|stream|bulk]\n"
+"  [--compute SPEC] [--slow-share PCT --slow-extra-us X] [--compute-kind busy|block]\n"
+"  [--prefill-us SPEC] [--decode-us SPEC] [--tokens N] [--resp-bytes R]\n"
+"  [--json FILE] [--samples FILE] [--duration S] [--name COMM] [--seed N] [--cc ALGO]\n"
+"  [--sndbuf B] [--nodelay 0|1]\n"
+"SPEC: US | const:US | lognormal:MEDIAN_US,SIGMA | exp:MEAN_US | uniform:LO_US,HI_US\n");
+}
+
+int server_main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "listen", 1, 0, 'l' }, { "port", 1, 0, 'p' }, { "ports", 1, 0, 'P' },
+		{ "mode", 1, 0, 'm' }, { "compute", 1, 0, 'c' }, { "slow-share", 1, 0, 's' },
+		{ "slow-extra-us", 1, 0, 'x' }, { "compute-kind", 1, 0, 'k' },
+		{ "prefill-us", 1, 0, 'f' }, { "decode-us", 1, 0, 'd' }, { "tokens", 1, 0, 't' },
+		{ "resp-bytes", 1, 0, 'r' }, { "json", 1, 0, 'j' }, { "samples", 1, 0, 'S' },
+		{ "duration", 1, 0, 'D' }, { "name", 1, 0, 'n' }, { "seed", 1, 0, 'e' },
+		{ "cc", 1, 0, 'C' }, { "sndbuf", 1, 0, 'b' }, { "nodelay", 1, 0, 'N' },
+		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	O.listen = "::";
+	O.mode = "unary";
+	O.duration = 3600;
+	O.seed = 1;
+	O.nodelay = 1;
+	dist_parse("const:100", &O.compute);
+	dist_parse("const:1000", &O.decode);
+	int opt;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'l': O.listen = optarg; break;
+		case 'p': O.ports[0] = atoi(optarg); O.nports = 1; break;
+		case 'P':
+			O.nports = parse_ports(optarg, O.ports, LG_MAX_PORTS);
+			if (O.nports <= 0)
+				goto bad;
+			break;
+		case 'm':
+			if (strcmp(optarg, "unary") && strcmp(optarg, "stream") && strcmp(optarg, "bulk"))
+				goto bad;
+			O.mode = optarg;
+			break;
+		case 'c': if (dist_parse(optarg, &O.compute)) goto bad; break;
+		case 'f':
+			if (dist_parse(optarg, &O.prefill))
+				goto bad;
+			O.have_prefill = true;
+			break;
+		case 'd': if (dist_parse(optarg, &O.decode)) goto bad; break;
+		case 's': O.slow_share = atof(optarg); break;
+		case 'x': O.slow_extra_ns = (uint64_t)(atof(optarg) * 1000.0); break;
+		case 'k':
+			if (!strcmp(optarg, "busy"))
+				O.busy = true;
+			else if (!strcmp(optarg, "block"))
+				O.busy = false;
+			else
+				goto bad;
+			break;
+		case 't': O.tokens = (uint32_t)atoi(optarg); break;
+		case 'r': {
+			long long v = parse_size(optarg);
+			if (v < 0 || v > 0x7fffffff)
+				goto bad;
+			O.resp_bytes = (uint32_t)v;
+			break;
+		}
+		case 'j': O.json = optarg; break;
+		case 'S': O.samples = optarg; break;
+		case 'D': O.duration = atof(optarg); break;
+		case 'n': O.name = optarg; break;
+		case 'e': O.seed = strtoull(optarg, NULL, 0); break;
+		case 'C': O.cc = optarg; break;
+		case 'b': O.sndbuf = (int)parse_size(optarg); break;
+		case 'N': O.nodelay = atoi(optarg); break;
+		case 'h': server_usage(); return 0;
+		default:
+		bad:
+			server_usage();
+			return 2;
+		}
+	}
+	if (!O.nports) {
+		O.ports[0] = 7000;
+		O.nports = 1;
+	}
+	if (O.slow_share < 0 || O.slow_share > 100)
+		goto bad;
+	set_comm(O.name);
+	lg_install_signals();
+	if (O.samples) {
+		g_samples = fopen(O.samples, "w");
+		if (!g_samples) {
+			perror(O.samples);
+			return 1;
+		}
+		fprintf(g_samples, "# conn id service_us compute_us cpu_us\n");
+	}
+	int lfd[LG_MAX_PORTS];
+	struct pollfd pfd[LG_MAX_PORTS];
+	for (int i = 0; i < O.nports; i++) {
+		lfd[i] = listen_on(O.listen, O.ports[i]);
+		if (lfd[i] < 0)
+			return 1;
+		pfd[i].fd = lfd[i];
+		pfd[i].events = POLLIN;
+	}
+	/* worker threads must not take SIGINT/SIGTERM: the accept loop handles them */
+	sigset_t ss, old;
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGTERM);
+	uint64_t t_start = now_ns();
+	deadline_ns = O.duration > 0 ? t_start + (uint64_t)(O.duration * 1e9) : UINT64_MAX;
+	int nconn = 0;
+	while (!lg_stop && now_ns() < deadline_ns) {
+		int n = poll(pfd, (nfds_t)O.nports, 100);
+		reap_done(false);
+		if (n <= 0)
+			continue;
+		for (int i = 0; i < O.nports; i++) {
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			int fd = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
+			if (fd < 0)
+				continue;
+			int one = 1;
+			if (O.nodelay)
+				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			if (O.cc)
+				setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, O.cc, (socklen_t)strlen(O.cc));
+			if (O.sndbuf > 0)
+				setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &O.sndbuf, sizeof(O.sndbuf));
+			struct conn *c = calloc(1, sizeof(*c));
+			c->fd = fd;
+			c->idx = nconn++;
+			c->rng = O.seed * 0x100000001b3ull + (uint64_t)c->idx * 7919 + 1;
+			pthread_sigmask(SIG_BLOCK, &ss, &old);
+			pthread_mutex_lock(&conns_mu);
+			if (pthread_create(&c->th, NULL, conn_thread, c)) {
+				pthread_mutex_unlock(&conns_mu);
+				pthread_sigmask(SIG_SETMASK, &old, NULL);
+				close(fd);
+				free(c);
+				g_errors++;
+				continue;
+			}
+			c->next = conns;
+			conns = c;
+			g_conns++;
+			pthread_mutex_unlock(&conns_mu);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+		}
+	}
+	lg_stop = 1;
+	for (int i = 0; i < O.nports; i++)
+		close(lfd[i]);
+	pthread_mutex_lock(&conns_mu);
+	for (struct conn *c = conns; c; c = c->next)
+		shutdown(c->fd, SHUT_RDWR);
+	pthread_mutex_unlock(&conns_mu);
+	reap_done(true);
+	double dur = (double)(now_ns() - t_start) / 1e9;
+	if (g_samples)
+		fclose(g_samples);
+	if (O.json) {
+		FILE *f = fopen(O.json, "w");
+		if (!f) {
+			perror(O.json);
+			return 1;
+		}
+		char cs[64], ps[64], ds[64];
+		dist_format(&O.compute, cs, sizeof(cs));
+		dist_format(O.have_prefill ? &O.prefill : &O.compute, ps, sizeof(ps));
+		dist_format(&O.decode, ds, sizeof(ds));
+		fprintf(f, "{\"role\": \"server\", \"version\": %d, \"mode\": \"%s\", ", LG_VERSION,
+			O.mode);
+		fprintf(f, "\"requests\": %zu, \"errors\": %llu, \"conns\": %llu, "
+			"\"duration_s\": %.6f, \"rate_rps\": %.3f, ",
+			g_service.n, (unsigned long long)g_errors, (unsigned long long)g_conns, dur,
+			dur > 0 ? (double)g_service.n / dur : 0.0);
+		fprintf(f, "\"compute\": \"%s\", \"prefill\": \"%s\", \"decode\": \"%s\", "
+			"\"compute_kind\": \"%s\", \"slow_share_pct\": %g, \"slow_extra_us\": %.3f, ",
+			cs, ps, ds, O.busy ? "busy" : "block", O.slow_share, O.slow_extra_ns / 1e3);
+		json_stats(f, "server_us", g_service.v, g_service.n);
+		fprintf(f, ", ");
+		json_stats(f, "compute_us", g_compute.v, g_compute.n);
+		fprintf(f, ", ");
+		json_stats(f, "cpu_us", g_cpu.v, g_cpu.n);
+		fprintf(f, ", \"bulk_bytes\": %llu, \"bulk_bps\": %.1f}\n",
+			(unsigned long long)g_bulk_bytes,
+			g_bulk_ns ? (double)g_bulk_bytes * 8e9 / (double)g_bulk_ns : 0.0);
+		fclose(f);
+	}
+	vec_free(&g_service);
+	vec_free(&g_compute);
+	vec_free(&g_cpu);
+	return 0;
+}
