@@ -35,6 +35,10 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 LOADGEN_SRCS := $(wildcard tools/loadgen/*.c)
 TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 
+# tools that need more than one rule bring their own fragment (e.g. tools/rdma/rdma.mk);
+# a fragment appends its outputs to TOOL_BINS
+-include $(wildcard tools/*/*.mk)
+
 .DELETE_ON_ERROR:
 .PHONY: all deps demo test unit install clean format bench soak fuzz
 

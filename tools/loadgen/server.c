@@ -41,7 +41,7 @@ struct conn {
 	/* entries not yet returned by a LG_T_STATS request, and all entries */
 	struct lg_stat_ent *pend, *all;
 	size_t npend, cpend, nall, call;
-	uint64_t errors, bulk_bytes, bulk_ns;
+	uint64_t errors, bulk_bytes, bulk_t0, bulk_t1;
 	struct conn *next;
 };
 
@@ -53,7 +53,7 @@ static uint64_t deadline_ns;
 
 /* totals of reaped connections */
 static struct u64vec g_service, g_compute, g_cpu;
-static uint64_t g_errors, g_bulk_bytes, g_bulk_ns, g_conns;
+static uint64_t g_errors, g_bulk_bytes, g_bulk_t0 = UINT64_MAX, g_bulk_t1, g_conns;
 static FILE *g_samples;
 
 static int push_ent(struct lg_stat_ent **v, size_t *n, size_t *cap, const struct lg_stat_ent *e)
@@ -104,9 +104,7 @@ static int send_frame(int fd, uint16_t type, uint16_t flags, uint64_t id, uint32
 	struct iovec iov[2] = { { &h, sizeof(h) }, { payload, len < PAYLOAD_BUF ? len : PAYLOAD_BUF } };
 	if (writev_full(fd, iov, 2))
 		return -1;
-	uint32_t left = len - (uint32_t)iov[1].iov_len;
-	/* iov[1].iov_len was consumed; recompute what was sent */
-	left = len > PAYLOAD_BUF ? len - PAYLOAD_BUF : 0;
+	uint32_t left = len > PAYLOAD_BUF ? len - PAYLOAD_BUF : 0;
 	while (left) {
 		uint32_t n = left < PAYLOAD_BUF ? left : PAYLOAD_BUF;
 		if (write_full(fd, payload, n))
@@ -195,13 +193,13 @@ static void *conn_thread(void *arg)
 			uint32_t chunk = resp_bytes ? resp_bytes : 65536;
 			if (chunk > PAYLOAD_BUF)
 				chunk = PAYLOAD_BUF;
-			uint64_t b0 = now_ns();
+			c->bulk_t0 = now_ns();
 			while (!lg_stop && now_ns() < deadline_ns) {
 				if (write_full(c->fd, payload, chunk))
 					break;
 				c->bulk_bytes += chunk;
 			}
-			c->bulk_ns += now_ns() - b0;
+			c->bulk_t1 = now_ns();
 			break;
 		} else if (type == LG_T_STATS) {
 			pthread_mutex_lock(&conns_mu);
@@ -259,7 +257,12 @@ static void reap(struct conn *c)
 	}
 	g_errors += c->errors;
 	g_bulk_bytes += c->bulk_bytes;
-	g_bulk_ns += c->bulk_ns;
+	if (c->bulk_t1) {
+		if (c->bulk_t0 < g_bulk_t0)
+			g_bulk_t0 = c->bulk_t0;
+		if (c->bulk_t1 > g_bulk_t1)
+			g_bulk_t1 = c->bulk_t1;
+	}
 	free(c->pend);
 	free(c->all);
 	free(c);
@@ -506,7 +509,8 @@ int server_main(int argc, char **argv)
 		json_stats(f, "cpu_us", g_cpu.v, g_cpu.n);
 		fprintf(f, ", \"bulk_bytes\": %llu, \"bulk_bps\": %.1f}\n",
 			(unsigned long long)g_bulk_bytes,
-			g_bulk_ns ? (double)g_bulk_bytes * 8e9 / (double)g_bulk_ns : 0.0);
+			g_bulk_t1 > g_bulk_t0 ? (double)g_bulk_bytes * 8e9 / (double)(g_bulk_t1 - g_bulk_t0)
+					      : 0.0);
 		fclose(f);
 	}
 	vec_free(&g_service);
