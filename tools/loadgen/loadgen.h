@@ -56,7 +56,7 @@ struct lg_stat_ent {
 	uint64_t service_ns; /* request fully read -> last response byte written */
 	uint64_t compute_ns; /* wall time spent in compute (prefill + decode) */
 	uint64_t cpu_ns;     /* on-CPU time of the serving thread during compute */
-} __attribute__((packed));
+};
 
 /* ---- distributions ---- */
 enum dist_kind { D_CONST, D_LOGNORMAL, D_EXP, D_UNIFORM };
