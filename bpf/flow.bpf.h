@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Per-socket state in socket-local storage: freed with the socket, so flows that come and
+ * go never leak map entries. Holds the filter verdict, the group fields of the histogram
+ * key, the receive-queue FIFO and the request being built. */
+#ifndef TT_FLOW_BPF_H
+#define TT_FLOW_BPF_H
+
+enum flow_verdict {
+	FLOW_PENDING,	/* ports match; owner (pid/comm/cgroup) not seen yet */
+	FLOW_TRACED,
+	FLOW_IGNORED,
+};
+
+enum req_phase {
+	REQ_IDLE,
+	REQ_IN,		/* server: request arriving; client: request being sent */
+	REQ_OUT,	/* server: response being sent; client: response arriving */
+};
+
+#define RXQ_SLOTS 8
+#define TXSEQ_SLOTS 32
+
+struct rxq_entry {
+	__u32 seq_end;	/* rcv_nxt after the data was queued */
+	__u32 pad;
+	__u64 ts;
+};
+
+struct txseq_entry {
+	__u32 end_seq;	/* one past the last byte of a first transmission */
+	__u32 pad;
+	__u64 ts;
+};
+
+/* Thread counters at request start, to take deltas at the end. */
+struct sched_mark {
+	__u64 runq, oncpu, offcpu, gpu;
+};
+
+struct flow {
+	__u8 verdict;
+	__u8 role;		/* enum tt_role, detected or forced */
+	__u8 family;
+	__u8 phase;		/* enum req_phase */
+	__u16 lport, rport;
+	__u8 raddr[16];
+	__u32 tgid, tid;	/* last application thread that read or wrote */
+	char comm[16];
+	__u64 cgroup_id;
+	__u64 cookie;
+	__u64 send_start_ns;	/* start of the sendmsg in progress */
+	__u64 min_rtt_ns;
+	__u64 srtt_ns;
+	__u32 ifindex, qdisc_handle, netns;
+	__u32 rxq_head, rxq_tail;
+	__u32 txseq_next;
+	__u32 txseq_max;	/* highest end_seq recorded (new data only) */
+	__u32 rxq_overflow;
+	struct rxq_entry rxq[RXQ_SLOTS];
+	struct txseq_entry txseq[TXSEQ_SLOTS];
+	/* request being built */
+	struct req_event req;
+	__u64 covered[TT_REQ_STAGES];	/* per stage: union of intervals so far */
+	__u64 last_send_ns;
+	struct sched_mark mark;
+	__u8 mark_valid;
+	__u8 reserved[7];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct flow);
+} flows SEC(".maps");
+
+static __always_inline void flow_fill_addrs(struct flow *f, struct sock *sk)
+{
+	f->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	f->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	f->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (f->family == AF_INET) {
+		__u32 a = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+
+		__builtin_memcpy(f->raddr, &a, 4);
+	} else {
+		BPF_CORE_READ_INTO(&f->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	}
+}
+
+/* Flow state of a socket, created on first sight when its ports match. NULL when the
+ * socket is not TCP-over-IP, does not match, or was judged out by the owner filters.
+ * The socket cookie is filled by the caller: sockops and tracing get it differently. */
+static __always_inline struct flow *flow_get(struct sock *sk, bool create)
+{
+	struct flow *f;
+	__u16 lport, rport;
+
+	if (!sk)
+		return NULL;
+	f = bpf_sk_storage_get(&flows, sk, NULL, 0);
+	if (f)
+		return f->verdict == FLOW_IGNORED ? NULL : f;
+	if (!create)
+		return NULL;
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return NULL;
+	lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (!port_selected(lport, rport))
+		return NULL;
+	f = bpf_sk_storage_get(&flows, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!f) {
+		cnt_add(CNT_FLOW_UPDATE_FAIL, 1);
+		return NULL;
+	}
+	flow_fill_addrs(f, sk);
+	/* sockops overrides this guess at connection setup; sockets that predate tailtrace
+	 * are classed by which side holds the selected (or the lower) port */
+	if (targ_role != ROLE_AUTO)
+		f->role = targ_role;
+	else if (targ_nports)
+		f->role = port_selected(f->lport, 0) ? ROLE_SERVER : ROLE_CLIENT;
+	else
+		f->role = f->lport < f->rport ? ROLE_SERVER : ROLE_CLIENT;
+	f->verdict = (targ_tgid || targ_filter_comm || targ_filter_cgroup) ? FLOW_PENDING
+									   : FLOW_TRACED;
+	return f;
+}
+
+static __always_inline bool comm_matches(const char *comm)
+{
+	for (int i = 0; i < 16; i++) {
+		if (comm[i] != targ_comm[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+/* Called in process context (send/recv): records the owner and applies the pid, comm and
+ * cgroup filters once. Returns the flow when it is traced. */
+static __always_inline struct flow *flow_owner(struct sock *sk)
+{
+	struct flow *f = flow_get(sk, true);
+	__u64 id;
+
+	if (!f)
+		return NULL;
+	if (!f->cookie)
+		f->cookie = bpf_get_socket_cookie(sk);
+	id = bpf_get_current_pid_tgid();
+	f->tgid = id >> 32;
+	f->tid = (__u32)id;
+	if (f->verdict == FLOW_PENDING || !f->comm[0]) {
+		bpf_get_current_comm(f->comm, sizeof(f->comm));
+		f->cgroup_id = bpf_get_current_cgroup_id();
+	}
+	if (f->verdict == FLOW_PENDING) {
+		bool ok = true;
+
+		if (targ_tgid && f->tgid != targ_tgid)
+			ok = false;
+		if (ok && targ_filter_comm && !comm_matches(f->comm))
+			ok = false;
+		if (ok && targ_filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+			ok = false;
+		f->verdict = ok ? FLOW_TRACED : FLOW_IGNORED;
+	}
+	return f->verdict == FLOW_TRACED ? f : NULL;
+}
+
+static __always_inline struct flow *flow_traced(struct sock *sk)
+{
+	struct flow *f = flow_get(sk, true);
+
+	if (f && !f->cookie)
+		f->cookie = bpf_get_socket_cookie(sk);
+
+	return f && f->verdict == FLOW_TRACED ? f : NULL;
+}
+
+/* Histogram key for a flow's sample: the group the user asked for, plus the place. */
+static __always_inline void flow_key(const struct flow *f, struct hist_key *k, __u16 stage)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->stage = stage;
+	k->by = targ_by;
+	switch (targ_by) {
+	case GROUP_PORT:
+		/* the well-known side: the local port of servers, the remote one of clients */
+		k->id = f->role == ROLE_CLIENT || (f->role == ROLE_AUTO && f->rport < f->lport)
+				? f->rport : f->lport;
+		break;
+	case GROUP_RADDR:
+		k->family = f->family;
+		__builtin_memcpy(k->addr, f->raddr, 16);
+		break;
+	case GROUP_COMM:
+		k->tgid = f->tgid;
+		__builtin_memcpy(k->comm, f->comm, 16);
+		break;
+	case GROUP_CGROUP:
+		k->id = f->cgroup_id;
+		break;
+	}
+}
+
+static __always_inline void flow_sample(const struct flow *f, __u16 stage, __u64 v)
+{
+	struct hist_key k;
+
+	flow_key(f, &k, stage);
+	hist_update(&k, v);
+}
+
+static __always_inline void flow_sample_at(const struct flow *f, __u16 stage, __u64 v,
+					   __u32 ifindex, __u32 netns, __u32 handle)
+{
+	struct hist_key k;
+
+	flow_key(f, &k, stage);
+	k.ifindex = ifindex;
+	k.netns = netns;
+	k.qdisc_handle = handle;
+	hist_update(&k, v);
+}
+
+#endif

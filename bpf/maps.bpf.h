@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Maps, load-time settings and the small helpers every tailtrace BPF program shares:
+ * histogram update, counters, per-socket flow state and filters. */
+#ifndef TT_MAPS_BPF_H
+#define TT_MAPS_BPF_H
+
+#define AF_INET 2
+#define AF_INET6 10
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IPPROTO_TCP 6
+#define TASK_RUNNING 0
+
+/* Set through the skeleton's rodata before load. */
+const volatile __u16 targ_ports[TT_MAX_PORTS] = {};
+const volatile __u32 targ_nports = 0;
+const volatile __u32 targ_tgid = 0;
+const volatile char targ_comm[16] = {};
+const volatile bool targ_filter_comm = false;
+const volatile bool targ_filter_cgroup = false;
+const volatile __u32 targ_devs[8] = {};	/* ifindexes from --dev */
+const volatile __u32 targ_ndevs = 0;
+const volatile __u8 targ_by = GROUP_NONE;
+const volatile __u8 targ_role = ROLE_AUTO;
+const volatile bool targ_requests = false;	/* stream per-request events */
+
+/* Per-CPU histograms; max_entries is sized by userspace from the CPU count. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct hist_key);
+	__type(value, struct hist);
+} hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CNT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TT_DROP_REASONS);
+	__type(key, __u32);
+	__type(value, __u64);
+} drop_reasons SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct dev_key);
+	__type(value, struct dev_name);
+} devnames SEC(".maps");
+
+/* --cgroup: index 0 holds the cgroup fd; bpf_current_task_under_cgroup covers
+ * descendants. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} req_events SEC(".maps");
+
+/* A zero histogram to create new keys from (too large for the BPF stack). */
+static const struct hist zero_hist;
+
+static __always_inline void cnt_add(__u32 idx, __u64 n)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += n;
+}
+
+static __always_inline void hist_update(const struct hist_key *key, __u64 v)
+{
+	struct hist *h = bpf_map_lookup_elem(&hists, key);
+	__u32 slot;
+
+	if (!h) {
+		long err = bpf_map_update_elem(&hists, key, &zero_hist, BPF_NOEXIST);
+
+		if (!err)
+			cnt_add(CNT_HIST_INSERTS, 1);
+		else if (err != -17 /* EEXIST: another CPU created it */)
+			cnt_add(CNT_HIST_UPDATE_FAIL, 1);
+		h = bpf_map_lookup_elem(&hists, key);
+		if (!h)
+			return;
+	}
+	slot = hist_slot(v);
+	if (slot < HIST_SLOTS)
+		h->slots[slot]++;
+	h->count++;
+	h->sum_ns += v;
+	if (v > h->max_ns)
+		h->max_ns = v;
+}
+
+static __always_inline bool port_selected(__u16 lport, __u16 rport)
+{
+	if (!targ_nports)
+		return true;
+	for (int i = 0; i < TT_MAX_PORTS; i++) {
+		if (i >= targ_nports)
+			break;
+		if (targ_ports[i] == lport || targ_ports[i] == rport)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline bool dev_selected(__u32 ifindex)
+{
+	if (!targ_ndevs)
+		return true;
+	for (int i = 0; i < 8; i++) {
+		if (i >= targ_ndevs)
+			break;
+		if (targ_devs[i] == ifindex)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline void remember_dev(struct net_device *dev, struct dev_key *dk)
+{
+	struct dev_name name = {};
+
+	dk->ifindex = BPF_CORE_READ(dev, ifindex);
+	dk->netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	if (bpf_map_lookup_elem(&devnames, dk))
+		return;
+	bpf_probe_read_kernel_str(name.name, sizeof(name.name), dev->name);
+	bpf_map_update_elem(&devnames, dk, &name, BPF_NOEXIST);
+}
+
+#endif

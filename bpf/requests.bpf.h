@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Request segmentation on TCP sockets without reading payload: on a server socket inbound
+ * data followed by outbound data is one exchange (the reverse on a client socket). The
+ * request's stage times are unions of intervals, so concurrent packets in one stage never
+ * count the same nanosecond twice. One ring buffer event per finished request. */
+#ifndef TT_REQUESTS_BPF_H
+#define TT_REQUESTS_BPF_H
+
+/* Add [start, end] to a stage of the request in progress, minus what is already covered. */
+static __always_inline void req_stage(struct flow *f, __u32 stage, __u64 start, __u64 end)
+{
+	__u64 from;
+
+	if (!targ_requests || f->phase == REQ_IDLE || stage >= TT_REQ_STAGES || end <= start)
+		return;
+	if (start < f->req.start_ns)
+		start = f->req.start_ns;
+	from = f->covered[stage] > start ? f->covered[stage] : start;
+	if (end > from)
+		f->req.stage_ns[stage] += end - from;
+	if (end > f->covered[stage])
+		f->covered[stage] = end;
+}
+
+static __always_inline void req_emit(struct flow *f)
+{
+	struct sched_mark end;
+	__u64 lat;
+
+	if (f->phase == REQ_IDLE || !f->req.first_resp_ns)
+		goto reset;
+	if (!f->req.end_ns || f->req.end_ns < f->req.first_resp_ns)
+		f->req.end_ns = f->last_send_ns > f->req.first_resp_ns ? f->last_send_ns
+								       : f->req.first_resp_ns;
+	/* scheduler deltas over the request: mark (start) to req.* end mark */
+	if (f->mark_valid == 3) {
+		end.runq = f->req.stage_ns[STAGE_SCHED_RUNQ];
+		end.oncpu = f->req.stage_ns[STAGE_SCHED_ONCPU];
+		end.offcpu = f->req.stage_ns[STAGE_SCHED_OFFCPU];
+		end.gpu = f->req.stage_ns[STAGE_GPU_WAIT];
+		f->req.stage_ns[STAGE_SCHED_RUNQ] = end.runq - f->mark.runq;
+		f->req.stage_ns[STAGE_SCHED_ONCPU] = end.oncpu - f->mark.oncpu;
+		f->req.stage_ns[STAGE_SCHED_OFFCPU] = end.offcpu - f->mark.offcpu;
+		f->req.stage_ns[STAGE_GPU_WAIT] = end.gpu - f->mark.gpu;
+	} else {
+		f->req.stage_ns[STAGE_SCHED_RUNQ] = 0;
+		f->req.stage_ns[STAGE_SCHED_ONCPU] = 0;
+		f->req.stage_ns[STAGE_SCHED_OFFCPU] = 0;
+		f->req.stage_ns[STAGE_GPU_WAIT] = 0;
+	}
+	f->req.sk_cookie = f->cookie;
+	f->req.tgid = f->tgid;
+	f->req.tid = f->tid;
+	f->req.cgroup_id = f->cgroup_id;
+	f->req.srtt_ns = f->srtt_ns;
+	f->req.min_rtt_ns = f->min_rtt_ns;
+	f->req.ifindex = f->ifindex;
+	f->req.qdisc_handle = f->qdisc_handle;
+	f->req.netns = f->netns;
+	f->req.lport = f->lport;
+	f->req.rport = f->rport;
+	f->req.family = f->family;
+	f->req.role = f->role;
+	__builtin_memcpy(f->req.raddr, f->raddr, 16);
+	__builtin_memcpy(f->req.comm, f->comm, 16);
+	lat = f->req.end_ns - f->req.start_ns;
+	flow_sample(f, STAGE_REQ_LATENCY, lat);
+	flow_sample(f, STAGE_REQ_TTFT, f->req.first_resp_ns - f->req.start_ns);
+	if (bpf_ringbuf_output(&req_events, &f->req, sizeof(f->req), 0))
+		cnt_add(CNT_EVENTS_LOST, 1);
+reset:
+	__builtin_memset(&f->req, 0, sizeof(f->req));
+	__builtin_memset(f->covered, 0, sizeof(f->covered));
+	f->mark_valid = 0;
+	f->phase = REQ_IDLE;
+}
+
+static __always_inline void req_begin(struct flow *f, __u64 start)
+{
+	req_emit(f);
+	f->phase = REQ_IN;
+	f->req.start_ns = start;
+	if (f->tid && thread_mark(f->tid, bpf_ktime_get_ns(), &f->mark))
+		f->mark_valid = 1;
+}
+
+/* The serving thread's counters now, kept as the request's end mark (stored in the
+ * sched stage slots until req_emit turns them into deltas). */
+static __always_inline void req_mark_end(struct flow *f, __u64 now)
+{
+	struct sched_mark m;
+
+	if (!(f->mark_valid & 1) || !thread_mark(f->tid, now, &m))
+		return;
+	f->req.stage_ns[STAGE_SCHED_RUNQ] = m.runq;
+	f->req.stage_ns[STAGE_SCHED_ONCPU] = m.oncpu;
+	f->req.stage_ns[STAGE_SCHED_OFFCPU] = m.offcpu;
+	f->req.stage_ns[STAGE_GPU_WAIT] = m.gpu;
+	f->mark_valid = 3;
+}
+
+/* Inbound data reached the socket; `arrival` is its driver receive time when known. */
+static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u32 bytes)
+{
+	if (!targ_requests)
+		return;
+	if (f->role == ROLE_CLIENT) {
+		if (f->phase == REQ_IN) {
+			f->phase = REQ_OUT;
+			f->req.first_resp_ns = arrival;
+		}
+		if (f->phase == REQ_OUT)
+			f->req.bytes_in += bytes;
+		return;
+	}
+	if (f->phase != REQ_IN)
+		req_begin(f, arrival);
+	f->req.bytes_in += bytes;
+}
+
+/* The application starts a send. */
+static __always_inline void req_on_send(struct flow *f, __u64 now, __u32 tid)
+{
+	if (!targ_requests)
+		return;
+	if (f->role == ROLE_CLIENT) {
+		if (f->phase != REQ_IN) {
+			req_begin(f, now);
+		}
+		return;
+	}
+	if (f->phase == REQ_IN) {
+		f->phase = REQ_OUT;
+		f->req.first_resp_ns = now;
+		f->req.chunks = 0;
+	} else if (f->phase == REQ_OUT && f->last_send_ns) {
+		__u64 gap = now - f->last_send_ns;
+
+		if (gap > f->req.max_gap_ns)
+			f->req.max_gap_ns = gap;
+		flow_sample(f, STAGE_REQ_GAP, gap);
+	} else {
+		return;
+	}
+	f->req.chunks++;
+	f->last_send_ns = now;
+	if (f->tid == tid)
+		req_mark_end(f, now);
+}
+
+/* The application read data. */
+static __always_inline void req_on_read(struct flow *f, __u64 now, __u32 bytes)
+{
+	if (!targ_requests)
+		return;
+	if (f->role == ROLE_CLIENT && f->phase == REQ_OUT) {
+		if (f->req.end_ns && now - f->req.end_ns > 0) {
+			__u64 gap = now - f->req.end_ns;
+
+			if (gap > f->req.max_gap_ns)
+				f->req.max_gap_ns = gap;
+		}
+		f->req.end_ns = now;
+		f->req.chunks++;
+		req_mark_end(f, now);
+	}
+	(void)bytes;
+}
+
+/* A response packet left for the device: the server's request ends with its last one. */
+static __always_inline void req_on_tx_out(struct flow *f, __u64 now, __u32 bytes)
+{
+	if (targ_requests && f->role != ROLE_CLIENT && f->phase == REQ_OUT) {
+		f->req.end_ns = now;
+		f->req.bytes_out += bytes;
+	}
+}
+
+#endif

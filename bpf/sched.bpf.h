@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Scheduler view of the threads that serve traced sockets: cumulative run-queue wait,
+ * on-CPU and off-CPU time per thread from sched_switch/sched_wakeup, so a request can take
+ * deltas over its own interval. Only threads seen on traced sockets are tracked. */
+#ifndef TT_SCHED_BPF_H
+#define TT_SCHED_BPF_H
+
+enum thread_state {
+	TH_ONCPU,
+	TH_RUNNABLE,	/* woken or preempted, waiting for a CPU */
+	TH_BLOCKED,
+};
+
+struct thread {
+	__u64 runq_ns, oncpu_ns, offcpu_ns, gpu_ns;
+	__u64 since;		/* start of the current state */
+	__u64 gpu_since;	/* inside a CUDA sync call since (0 = not) */
+	__u32 state;
+	__u32 cpu;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct thread);
+} threads SEC(".maps");
+
+/* Start tracking the current thread (it just used a traced socket, so it is on CPU). */
+static __always_inline void thread_track_current(__u32 tid)
+{
+	struct thread t = {};
+
+	if (bpf_map_lookup_elem(&threads, &tid))
+		return;
+	t.state = TH_ONCPU;
+	t.since = bpf_ktime_get_ns();
+	t.cpu = bpf_get_smp_processor_id();
+	if (bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST) && !bpf_map_lookup_elem(&threads, &tid))
+		cnt_add(CNT_SCHED_UPDATE_FAIL, 1);
+}
+
+/* Close the current state period at `now`. */
+static __always_inline void thread_account(struct thread *t, __u64 now)
+{
+	__u64 d = now > t->since ? now - t->since : 0;
+
+	switch (t->state) {
+	case TH_ONCPU:
+		t->oncpu_ns += d;
+		break;
+	case TH_RUNNABLE:
+		t->runq_ns += d;
+		break;
+	default:
+		t->offcpu_ns += d;
+		if (t->gpu_since)
+			t->gpu_ns += d;
+	}
+	t->since = now;
+}
+
+/* Cumulative counters as of `now`, including the period in progress. */
+static __always_inline bool thread_mark(__u32 tid, __u64 now, struct sched_mark *m)
+{
+	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (!t)
+		return false;
+	thread_account(t, now);
+	m->runq = t->runq_ns;
+	m->oncpu = t->oncpu_ns;
+	m->offcpu = t->offcpu_ns;
+	m->gpu = t->gpu_ns;
+	return true;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tt_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 prev_tid = prev->pid, next_tid = next->pid;
+	__u64 now = bpf_ktime_get_ns();
+	struct thread *t;
+
+	t = bpf_map_lookup_elem(&threads, &prev_tid);
+	if (t) {
+		thread_account(t, now);
+		t->state = (prev_state == TASK_RUNNING || preempt) ? TH_RUNNABLE : TH_BLOCKED;
+	}
+	t = bpf_map_lookup_elem(&threads, &next_tid);
+	if (t) {
+		thread_account(t, now);
+		t->state = TH_ONCPU;
+		t->cpu = bpf_get_smp_processor_id();
+	}
+	return 0;
+}
+
+static __always_inline void on_wakeup(struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (!t || t->state != TH_BLOCKED)
+		return;
+	thread_account(t, bpf_ktime_get_ns());
+	t->state = TH_RUNNABLE;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(tt_sched_wakeup, struct task_struct *p)
+{
+	on_wakeup(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(tt_sched_exit, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+
+	bpf_map_delete_elem(&threads, &tid);
+	return 0;
+}
+
+/* --cuda: off-CPU time inside libcuda's synchronisation calls is GPU wait. Attached by
+ * userspace to cuStreamSynchronize, cuEventSynchronize and cuCtxSynchronize. */
+SEC("uprobe")
+int BPF_UPROBE(tt_cuda_sync_enter)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (t)
+		t->gpu_since = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_URETPROBE(tt_cuda_sync_exit)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (t) {
+		thread_account(t, bpf_ktime_get_ns());
+		t->gpu_since = 0;
+	}
+	return 0;
+}
+
+#endif

@@ -1,0 +1,618 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* TCP path stages: send queue, qdisc, driver, ACK, receive stack, receive queue, RTT,
+ * retransmissions and drops, from sockops TX timestamping callbacks and tracepoints. */
+#ifndef TT_TCP_BPF_H
+#define TT_TCP_BPF_H
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops, __u64 flags) __ksym;
+
+#define SOL_SOCKET 1
+#define SK_BPF_CB_FLAGS_OPT 1009	/* SK_BPF_CB_FLAGS, kernel 6.15+ */
+#define TCP_CLOSE_STATE 7
+#define TCP_FIN_WAIT1_STATE 4
+#define TCP_CLOSE_WAIT_STATE 8
+
+/* Per send (socket cookie, tskey = sequence of its last byte): the times the TX
+ * timestamping callbacks report. Deleted at the ACK; LRU-evicted (and counted) when an
+ * ACK never comes. */
+struct txts_key {
+	__u64 cookie;
+	__u32 tskey;
+	__u32 pad;
+};
+
+struct txts {
+	__u64 send_ns, sched_ns, sw_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct txts_key);
+	__type(value, struct txts);
+} tx_stamps SEC(".maps");
+
+/* Per packet (skb address): when it entered the qdisc / was received by the driver. */
+struct pkt_stamp {
+	__u64 ts;
+	__u8 ce;	/* received with ECN CE */
+	__u8 pad[3];
+	__u32 len;	/* payload bytes */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct pkt_stamp);
+} qdisc_stamps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct pkt_stamp);
+} rx_stamps SEC(".maps");
+
+/* net_dev_start_xmit and net_dev_xmit run back to back on one CPU: a per-CPU slot is
+ * enough to time the driver call, no hash needed. */
+struct nic_slot {
+	__u64 skb;
+	__u64 ts;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nic_slot);
+} nic_slots SEC(".maps");
+
+static __always_inline void stamp_put(void *map, __u64 skb, struct pkt_stamp *st)
+{
+	if (bpf_map_update_elem(map, &skb, st, BPF_ANY))
+		cnt_add(CNT_PKT_UPDATE_FAIL, 1);
+	else
+		cnt_add(CNT_PKT_INSERTS, 1);
+}
+
+static __always_inline bool stamp_take(void *map, __u64 skb, struct pkt_stamp *out)
+{
+	struct pkt_stamp *st = bpf_map_lookup_elem(map, &skb);
+
+	if (!st)
+		return false;
+	*out = *st;
+	if (!bpf_map_delete_elem(map, &skb))
+		cnt_add(CNT_PKT_DELETES, 1);
+	return true;
+}
+
+/* ---- sockops: role, TX timestamping (SENDMSG -> SCHED -> SND_SW -> ACK) ---- */
+
+static __always_inline __u32 skb_tskey(struct sk_buff *skb)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u32 end = BPF_CORE_READ(skb, end);
+	__u32 tskey = 0;
+
+	bpf_probe_read_kernel(&tskey, sizeof(tskey),
+			      head + end + bpf_core_field_offset(struct skb_shared_info, tskey));
+	return tskey;
+}
+
+static __always_inline __u32 skb_gso_segs(struct sk_buff *skb)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u32 end = BPF_CORE_READ(skb, end);
+	__u16 segs = 0;
+
+	bpf_probe_read_kernel(&segs, sizeof(segs),
+			      head + end + bpf_core_field_offset(struct skb_shared_info, gso_segs));
+	return segs;
+}
+
+SEC("sockops")
+int tt_sockops(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock_ops_kern *kctx;
+	struct txts_key key = {};
+	struct txts *ts, fresh = {};
+	struct flow *f;
+	struct sock *sk;
+	__u64 now;
+	int on = 1; /* SK_BPF_CB_TX_TIMESTAMPING */
+
+	if (!skops->sk)
+		return 1;
+	sk = (struct sock *)bpf_skc_to_tcp_sock(skops->sk);
+	if (!sk)
+		return 1;
+	switch (skops->op) {
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		f = flow_get(sk, true);
+		if (!f)
+			return 1;
+		if (!f->cookie)
+			f->cookie = bpf_get_socket_cookie(skops);
+		if (targ_role == ROLE_AUTO)
+			f->role = skops->op == BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB ? ROLE_CLIENT
+										  : ROLE_SERVER;
+		bpf_setsockopt(skops, SOL_SOCKET, SK_BPF_CB_FLAGS_OPT, &on, sizeof(on));
+		return 1;
+	case BPF_SOCK_OPS_TSTAMP_SENDMSG_CB:
+		f = flow_traced(sk);
+		if (!f)
+			return 1;
+		kctx = bpf_cast_to_kern_ctx(skops);
+		if (bpf_sock_ops_enable_tx_tstamp(kctx, 0))
+			return 1;
+		key.cookie = f->cookie;
+		key.tskey = skb_tskey(kctx->skb);
+		fresh.send_ns = f->send_start_ns ? f->send_start_ns : bpf_ktime_get_ns();
+		if (bpf_map_update_elem(&tx_stamps, &key, &fresh, BPF_ANY))
+			cnt_add(CNT_PKT_UPDATE_FAIL, 1);
+		else
+			cnt_add(CNT_PKT_INSERTS, 1);
+		return 1;
+	case BPF_SOCK_OPS_TSTAMP_SCHED_CB:
+	case BPF_SOCK_OPS_TSTAMP_SND_SW_CB:
+	case BPF_SOCK_OPS_TSTAMP_ACK_CB:
+		break;
+	default:
+		return 1;
+	}
+	f = flow_traced(sk);
+	if (!f)
+		return 1;
+	kctx = bpf_cast_to_kern_ctx(skops);
+	key.cookie = f->cookie;
+	key.tskey = skb_tskey(kctx->skb);
+	ts = bpf_map_lookup_elem(&tx_stamps, &key);
+	if (!ts)
+		return 1;
+	now = bpf_ktime_get_ns();
+	if (skops->op == BPF_SOCK_OPS_TSTAMP_SCHED_CB) {
+		if (!ts->sched_ns) {
+			ts->sched_ns = now;
+			flow_sample(f, STAGE_TX_SENDQ, now - ts->send_ns);
+			req_stage(f, STAGE_TX_SENDQ, ts->send_ns, now);
+		}
+	} else if (skops->op == BPF_SOCK_OPS_TSTAMP_SND_SW_CB) {
+		if (!ts->sw_ns)
+			ts->sw_ns = now;
+	} else {
+		__u64 sent = ts->sw_ns ? ts->sw_ns : ts->sched_ns;
+
+		if (sent) {
+			flow_sample(f, STAGE_TX_ACK, now - sent);
+			req_stage(f, STAGE_TX_ACK, sent, now);
+		}
+		if (!bpf_map_delete_elem(&tx_stamps, &key))
+			cnt_add(CNT_PKT_DELETES, 1);
+	}
+	return 1;
+}
+
+/* ---- send side tracepoints ---- */
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb,
+	     int size_goal)
+{
+	struct flow *f = flow_owner(sk);
+	__u64 now;
+	__u32 tid;
+
+	if (!f || f->send_start_ns)
+		return 0;
+	now = bpf_ktime_get_ns();
+	tid = (__u32)bpf_get_current_pid_tgid();
+	f->send_start_ns = now;
+	thread_track_current(tid);
+	req_on_send(f, now, tid);
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(tt_sock_send_length, struct sock *sk, int ret, int flags)
+{
+	struct flow *f = flow_get(sk, false);
+
+	if (f)
+		f->send_start_ns = 0;
+	return 0;
+}
+
+/* First transmissions of a traced flow's data: kept per flow so a retransmission can be
+ * timed from the original send. */
+SEC("tp_btf/net_dev_queue")
+int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
+{
+	struct flow *f = flow_get(skb->sk, false);
+	unsigned char *head;
+	struct tcphdr th;
+	__u32 seq, end, i;
+	__u16 thoff;
+
+	if (!f || f->verdict != FLOW_TRACED)
+		return 0;
+	head = BPF_CORE_READ(skb, head);
+	thoff = BPF_CORE_READ(skb, transport_header);
+	if (bpf_probe_read_kernel(&th, sizeof(th), head + thoff))
+		return 0;
+	seq = bpf_ntohl(th.seq);
+	/* payload = skb->len - (L2 + L3 headers in front of the TCP header) - TCP header */
+	end = seq + BPF_CORE_READ(skb, len) -
+	      (thoff - (__u16)(BPF_CORE_READ(skb, data) - head)) - th.doff * 4;
+	if (end == seq || (f->txseq_max && (__s32)(end - f->txseq_max) <= 0))
+		return 0; /* pure ACK or a retransmission */
+	f->txseq_max = end;
+	i = f->txseq_next++ % TXSEQ_SLOTS;
+	f->txseq[i].end_seq = end;
+	f->txseq[i].ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline bool skb_selected(struct sk_buff *skb, __u32 ifindex, struct flow **fp)
+{
+	struct flow *f = flow_get(skb->sk, false);
+
+	*fp = f && f->verdict == FLOW_TRACED ? f : NULL;
+	if (targ_ndevs)
+		return dev_selected(ifindex);
+	return *fp != NULL;
+}
+
+SEC("tp_btf/qdisc_enqueue")
+int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct sk_buff *skb)
+{
+	struct pkt_stamp st = {};
+	struct flow *f;
+
+	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev, ifindex), &f))
+		return 0;
+	st.ts = bpf_ktime_get_ns();
+	stamp_put(&qdisc_stamps, (__u64)skb, &st);
+	return 0;
+}
+
+static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u64 now)
+{
+	struct pkt_stamp st;
+	struct dev_key dk;
+	struct flow *f;
+	__u32 handle;
+
+	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev, ifindex), &f))
+		return;
+	cnt_add(CNT_QDISC_PKTS, 1);
+	if (!stamp_take(&qdisc_stamps, (__u64)skb, &st))
+		return;
+	remember_dev(BPF_CORE_READ(q, dev_queue, dev), &dk);
+	handle = BPF_CORE_READ(q, handle);
+	if (f) {
+		f->ifindex = dk.ifindex;
+		f->netns = dk.netns;
+		f->qdisc_handle = handle;
+		flow_sample_at(f, STAGE_TX_QDISC, now - st.ts, dk.ifindex, dk.netns, handle);
+		req_stage(f, STAGE_TX_QDISC, st.ts, now);
+	} else {
+		struct hist_key k = { .stage = STAGE_TX_QDISC, .by = GROUP_NONE };
+
+		k.ifindex = dk.ifindex;
+		k.netns = dk.netns;
+		k.qdisc_handle = handle;
+		hist_update(&k, now - st.ts);
+	}
+}
+
+SEC("tp_btf/qdisc_dequeue")
+int BPF_PROG(tt_qdisc_dequeue, struct Qdisc *q, struct netdev_queue *txq, int packets,
+	     struct sk_buff *skb)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	/* bulk dequeue hands over a list linked through skb->next */
+	for (int i = 0; i < 8 && skb; i++) {
+		if (i >= packets)
+			break;
+		qdisc_out(q, skb, now);
+		skb = skb->next;
+	}
+	return 0;
+}
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
+{
+	struct nic_slot *slot;
+	__u32 zero = 0;
+	struct flow *f;
+	__u64 now;
+
+	if (!skb_selected(skb, dev->ifindex, &f))
+		return 0;
+	now = bpf_ktime_get_ns();
+	slot = bpf_map_lookup_elem(&nic_slots, &zero);
+	if (slot) {
+		slot->skb = (__u64)skb;
+		slot->ts = now;
+	}
+	if (f)
+		req_on_tx_out(f, now, skb->len);
+	return 0;
+}
+
+SEC("tp_btf/net_dev_xmit")
+int BPF_PROG(tt_net_dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev,
+	     unsigned int len)
+{
+	struct nic_slot *slot;
+	struct dev_key dk;
+	__u32 zero = 0;
+	struct flow *f;
+	__u64 now;
+
+	slot = bpf_map_lookup_elem(&nic_slots, &zero);
+	if (!slot || slot->skb != (__u64)skb)
+		return 0;
+	slot->skb = 0;
+	now = bpf_ktime_get_ns();
+	remember_dev(dev, &dk);
+	f = flow_get(skb->sk, false);
+	if (f && f->verdict == FLOW_TRACED) {
+		flow_sample_at(f, STAGE_TX_NIC, now - slot->ts, dk.ifindex, dk.netns, 0);
+		req_stage(f, STAGE_TX_NIC, slot->ts, now);
+	} else {
+		struct hist_key k = { .stage = STAGE_TX_NIC, .by = GROUP_NONE };
+
+		k.ifindex = dk.ifindex;
+		k.netns = dk.netns;
+		hist_update(&k, now - slot->ts);
+	}
+	return 0;
+}
+
+/* ---- receive side ---- */
+
+/* Driver receive: TCP data for selected ports gets a timestamp (and its ECN mark). */
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
+{
+	unsigned char *data = skb->data;
+	struct pkt_stamp st = {};
+	__u16 proto = bpf_ntohs(skb->protocol);
+	__u32 thoff, tot;
+	struct tcphdr th;
+	__u8 tos;
+
+	if (proto == ETH_P_IP) {
+		struct iphdr ip;
+
+		if (bpf_probe_read_kernel(&ip, sizeof(ip), data) || ip.protocol != IPPROTO_TCP)
+			return 0;
+		thoff = ip.ihl * 4;
+		tot = bpf_ntohs(ip.tot_len);
+		tos = ip.tos;
+	} else if (proto == ETH_P_IPV6) {
+		struct ipv6hdr ip6;
+
+		if (bpf_probe_read_kernel(&ip6, sizeof(ip6), data) || ip6.nexthdr != IPPROTO_TCP)
+			return 0;
+		thoff = sizeof(ip6);
+		tot = sizeof(ip6) + bpf_ntohs(ip6.payload_len);
+		tos = (ip6.priority << 4) | (ip6.flow_lbl[0] >> 4);
+	} else {
+		return 0;
+	}
+	if (bpf_probe_read_kernel(&th, sizeof(th), data + thoff))
+		return 0;
+	if (!port_selected(bpf_ntohs(th.dest), bpf_ntohs(th.source)))
+		return 0;
+	if ((tos & 3) == 3)
+		st.ce = 1;
+	if (tot <= thoff + th.doff * 4 && !st.ce)
+		return 0; /* pure ACK without a mark: nothing to time */
+	st.ts = bpf_ktime_get_ns();
+	st.len = tot > thoff + th.doff * 4 ? tot - thoff - th.doff * 4 : 0;
+	stamp_put(&rx_stamps, (__u64)skb, &st);
+	return 0;
+}
+
+/* Segment processed by TCP on an established socket (tcp_rcv_established): the end of
+ * rx.stack, RTT samples and ECN marks. */
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct pkt_stamp st;
+	struct flow *f;
+	__u64 now, srtt, minrtt;
+	bool stamped;
+
+	stamped = stamp_take(&rx_stamps, (__u64)skb, &st);
+	f = flow_traced(sk);
+	if (!f)
+		return 0;
+	now = bpf_ktime_get_ns();
+	srtt = (__u64)(BPF_CORE_READ(tp, srtt_us) >> 3) * 1000;
+	minrtt = (__u64)BPF_CORE_READ(tp, rtt_min.s[0].v) * 1000;
+	if (srtt) {
+		f->srtt_ns = srtt;
+		if (minrtt && minrtt != ~0U * 1000ULL)
+			f->min_rtt_ns = minrtt;
+		flow_sample(f, STAGE_TCP_RTT, srtt);
+	}
+	if (!stamped)
+		return 0;
+	if (st.ce) {
+		cnt_add(CNT_ECN_CE, 1);
+		if (f->phase != REQ_IDLE)
+			f->req.ecn_ce++;
+	}
+	if (!st.len)
+		return 0;
+	flow_sample(f, STAGE_RX_STACK, now - st.ts);
+	req_on_inbound(f, st.ts, st.len);
+	req_stage(f, STAGE_RX_STACK, st.ts, now);
+	return 0;
+}
+
+/* Data queued on the socket: remember (rcv_nxt, time) to time the application's read. */
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(tt_sk_data_ready, struct sock *sk)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct flow *f = flow_get(sk, false);
+	__u32 nxt, i, last;
+
+	if (!f || f->verdict != FLOW_TRACED)
+		return 0;
+	nxt = BPF_CORE_READ(tp, rcv_nxt);
+	if (f->rxq_tail != f->rxq_head) {
+		last = (f->rxq_tail - 1) % RXQ_SLOTS;
+		if (f->rxq[last].seq_end == nxt)
+			return 0;
+	}
+	if (f->rxq_tail - f->rxq_head >= RXQ_SLOTS) {
+		/* full: extend the newest entry instead of losing the oldest arrival time */
+		f->rxq_overflow++;
+		f->rxq[(f->rxq_tail - 1) % RXQ_SLOTS].seq_end = nxt;
+		return 0;
+	}
+	i = f->rxq_tail % RXQ_SLOTS;
+	f->rxq[i].seq_end = nxt;
+	f->rxq[i].ts = bpf_ktime_get_ns();
+	f->rxq_tail++;
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct flow *f;
+	__u32 copied, tid;
+	__u64 now;
+
+	if (ret <= 0 || (flags & 2 /* MSG_PEEK */))
+		return 0;
+	f = flow_owner(sk);
+	if (!f)
+		return 0;
+	now = bpf_ktime_get_ns();
+	tid = (__u32)bpf_get_current_pid_tgid();
+	thread_track_current(tid);
+	copied = BPF_CORE_READ(tp, copied_seq);
+	for (int n = 0; n < RXQ_SLOTS; n++) {
+		__u32 i = f->rxq_head % RXQ_SLOTS;
+
+		if (f->rxq_head == f->rxq_tail || (__s32)(f->rxq[i].seq_end - copied) > 0)
+			break;
+		flow_sample(f, STAGE_RX_SOCKQ, now - f->rxq[i].ts);
+		req_stage(f, STAGE_RX_SOCKQ, f->rxq[i].ts, now);
+		f->rxq_head++;
+	}
+	req_on_read(f, now, ret);
+	return 0;
+}
+
+/* ---- loss ---- */
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int err)
+{
+	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
+	struct flow *f;
+	__u32 segs, seq, state;
+	__u64 now;
+
+	if (err)
+		return 0; /* the kernel counts only retransmissions that went out */
+	f = flow_traced(sk);
+	if (!f)
+		return 0;
+	segs = skb_gso_segs(skb);
+	if (!segs)
+		segs = 1;
+	cnt_add(CNT_RETRANS, segs);
+	state = BPF_CORE_READ_BITFIELD_PROBED(icsk, icsk_ca_state);
+	if (state == 4 /* TCP_CA_Loss */)
+		cnt_add(CNT_RETRANS_RTO, segs);
+	else if (state == 3 /* TCP_CA_Recovery */)
+		cnt_add(CNT_RETRANS_FAST, segs);
+	else if (BPF_CORE_READ(icsk, icsk_pending) == 3 /* ICSK_TIME_LOSS_PROBE */)
+		cnt_add(CNT_RETRANS_TLP, segs);
+	else
+		cnt_add(CNT_RETRANS_OTHER, segs);
+	if (f->phase != REQ_IDLE) {
+		f->req.retrans += segs;
+		if (state == 4)
+			f->req.retrans_rto += segs;
+	}
+	/* time since the original transmission of the first byte of this segment */
+	now = bpf_ktime_get_ns();
+	seq = BPF_CORE_READ((struct tcp_skb_cb *)&skb->cb[0], seq);
+	/* ring entries are in increasing end_seq order from the oldest (txseq_next): the
+	 * first one ending after seq holds the original transmission of that byte */
+	for (int i = 0; i < TXSEQ_SLOTS; i++) {
+		struct txseq_entry *e = &f->txseq[(f->txseq_next + i) % TXSEQ_SLOTS];
+
+		if (!e->ts || (__s32)(e->end_seq - seq) <= 0)
+			continue;
+		if (now > e->ts) {
+			flow_sample(f, STAGE_TCP_RETRANS, now - e->ts);
+			req_stage(f, STAGE_TCP_RETRANS, e->ts, now);
+		}
+		return 0;
+	}
+	cnt_add(CNT_RETRANS_UNTIMED, segs);
+	return 0;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
+	     struct sock *rx_sk)
+{
+	struct pkt_stamp st;
+	struct flow *f;
+	__u32 r = reason;
+
+	if (stamp_take(&qdisc_stamps, (__u64)skb, &st))
+		cnt_add(CNT_QDISC_DROPS, 1);
+	stamp_take(&rx_stamps, (__u64)skb, &st);
+	f = flow_get(skb->sk ? skb->sk : rx_sk, false);
+	if (!f || f->verdict != FLOW_TRACED)
+		return 0;
+	cnt_add(CNT_DROPS, 1);
+	if (r >= TT_DROP_REASONS)
+		r = TT_DROP_REASONS - 1;
+	{
+		__u64 *c = bpf_map_lookup_elem(&drop_reasons, &r);
+
+		if (c)
+			*c += 1;
+	}
+	if (f->phase != REQ_IDLE)
+		f->req.drops++;
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(tt_inet_sock_set_state, struct sock *sk, int oldstate, int newstate)
+{
+	struct flow *f;
+
+	if (newstate != TCP_CLOSE_STATE && newstate != TCP_FIN_WAIT1_STATE &&
+	    newstate != TCP_CLOSE_WAIT_STATE)
+		return 0;
+	f = flow_get(sk, false);
+	if (f && f->verdict == FLOW_TRACED)
+		req_emit(f);
+	return 0;
+}
+
+#endif
