@@ -1,0 +1,1224 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The attribution model: one request's latency split into classed parts, the mergeable
+ * aggregate of those splits by latency bucket, its encoding, and the tail-vs-median
+ * analysis. docs/attribution.md is the prose version of this file. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "attribution.h"
+#include "histogram.h"
+#include "snapshot.h"
+
+static const struct attr_part_info parts[ATTR_PARTS] = {
+	[PART_RX_STACK] = { "rx.stack", ATTR_TRANSPORT, PLACE_FLOW,
+			    "driver receive -> socket queue" },
+	[PART_RX_SOCKQ] = { "rx.sockq", ATTR_COMPUTE, PLACE_THREAD_FLOW,
+			    "data queued on the socket, application not reading" },
+	[PART_TX_SENDQ] = { "tx.sendq", ATTR_CONGESTION, PLACE_FLOW_DEV,
+			    "sent by the application, held by TCP (cwnd, pacing)" },
+	[PART_TX_QDISC] = { "tx.qdisc", ATTR_CONGESTION, PLACE_DEV, "qdisc sojourn" },
+	[PART_TX_NIC] = { "tx.nic", ATTR_TRANSPORT, PLACE_DEV, "driver -> transmitted" },
+	[PART_RETRANS_LOSS] = { "tcp.retrans", ATTR_TRANSPORT, PLACE_FLOW_DEV,
+				"waiting for retransmission, no queue-drop evidence" },
+	[PART_RETRANS_QUEUE] = { "tcp.retrans", ATTR_CONGESTION, PLACE_FLOW_DEV,
+				 "waiting for retransmission after queue drops / ECN CE" },
+	[PART_RTT_BASE] = { "tcp.rtt", ATTR_TRANSPORT, PLACE_FLOW_DEV,
+			    "round trip at the path minimum" },
+	[PART_RTT_QUEUE] = { "tcp.rtt", ATTR_CONGESTION, PLACE_FLOW_DEV,
+			     "round trip inflation above the path minimum" },
+	[PART_SCHED_RUNQ] = { "sched.runq", ATTR_COMPUTE, PLACE_THREAD,
+			      "serving thread runnable, waiting for a CPU" },
+	[PART_SCHED_ONCPU] = { "sched.oncpu", ATTR_COMPUTE, PLACE_THREAD,
+			       "serving thread on CPU" },
+	[PART_SCHED_OFFCPU] = { "sched.offcpu", ATTR_COMPUTE, PLACE_THREAD,
+				"serving thread blocked (not in a GPU wait)" },
+	[PART_GPU_WAIT] = { "gpu.wait", ATTR_COMPUTE, PLACE_THREAD,
+			    "serving thread blocked in a CUDA synchronisation call" },
+	[PART_APP_OTHER] = { "app.other", ATTR_COMPUTE, PLACE_THREAD,
+			     "server: before the first response, no thread stage" },
+	[PART_REMOTE] = { "remote", ATTR_UNATTRIBUTED, PLACE_FLOW,
+			  "client: peer and network beyond the round trip" },
+	[PART_UNCOVERED] = { "unattributed", ATTR_UNATTRIBUTED, PLACE_FLOW,
+			     "covered by no stage" },
+};
+
+const struct attr_part_info *attr_part_info(enum attr_part p)
+{
+	return (unsigned)p < ATTR_PARTS ? &parts[p] : NULL;
+}
+
+const char *attr_class_name(enum attr_class c)
+{
+	static const char *const names[ATTR_CLASSES] = { "compute", "transport", "congestion",
+							 "unattributed" };
+
+	return (unsigned)c < ATTR_CLASSES ? names[c] : "?";
+}
+
+const char *attr_verdict_name(enum attr_verdict_class v)
+{
+	static const char *const names[] = { "none", "compute", "transport", "congestion",
+					     "unattributed", "mixed" };
+
+	return (unsigned)v <= VERDICT_MIXED ? names[v] : "?";
+}
+
+/* ---- one request ---- */
+
+/* A retransmission counts as congestion only with evidence that a queue was full: ECN CE,
+ * or queue drops on the flow while the request also saw a standing queue (its own qdisc
+ * sojourn or an inflated RTT). Drops without a queue (a lossy link emulated by a qdisc)
+ * stay transport. */
+#define ATTR_QUEUE_SOJOURN_NS 1000000ULL
+#define ATTR_RTT_INFLATION_NS 1000000ULL
+
+static bool queue_evidence(const struct req_event *ev)
+{
+	__u64 infl_min = ATTR_RTT_INFLATION_NS;
+
+	if (ev->stage_ns[STAGE_TX_QDISC] >= ATTR_QUEUE_SOJOURN_NS)
+		return true;
+	if (!ev->min_rtt_ns || ev->srtt_ns <= ev->min_rtt_ns)
+		return false;
+	if (ev->min_rtt_ns / 4 > infl_min)
+		infl_min = ev->min_rtt_ns / 4;
+	return ev->srtt_ns - ev->min_rtt_ns >= infl_min;
+}
+
+struct filler {
+	__u64 budget;		/* wall time of the phase not yet claimed */
+	__u64 avail[ATTR_PARTS]; /* stage time not yet placed */
+	__u64 *out;
+};
+
+/* The part takes what it has left, up to what the phase has left. */
+static __u64 claim(struct filler *f, enum attr_part p)
+{
+	__u64 x = f->avail[p] < f->budget ? f->avail[p] : f->budget;
+
+	f->avail[p] -= x;
+	f->budget -= x;
+	f->out[p] += x;
+	return x;
+}
+
+static void claim_all(struct filler *f, const enum attr_part *order, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		claim(f, order[i]);
+}
+
+static void claim_rest(struct filler *f, enum attr_part p)
+{
+	f->out[p] += f->budget;
+	f->budget = 0;
+}
+
+/* Orders, most specific evidence first. A wait on the network overlaps the thread being
+ * off CPU (blocked in send, or back waiting for the next request), so network stages claim
+ * before the thread states; runq before rx.sockq because a request waiting for its reader
+ * to get a CPU is a CPU problem first. */
+static const enum attr_part srv_service[] = {
+	PART_RX_STACK, PART_SCHED_RUNQ, PART_GPU_WAIT, PART_SCHED_ONCPU, PART_SCHED_OFFCPU,
+	PART_RX_SOCKQ,
+};
+static const enum attr_part srv_response[] = {
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_NIC,
+	PART_RX_STACK, PART_SCHED_RUNQ, PART_GPU_WAIT, PART_SCHED_ONCPU, PART_SCHED_OFFCPU,
+	PART_RX_SOCKQ,
+};
+static const enum attr_part cli_request[] = {
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_NIC,
+	PART_RX_STACK,
+};
+/* the client's own reading: runq, then the data it leaves on the socket */
+static const enum attr_part cli_read[] = {
+	PART_SCHED_RUNQ, PART_RX_SOCKQ, PART_SCHED_ONCPU, PART_GPU_WAIT, PART_RX_STACK,
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_NIC,
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+void attr_split_request(const struct req_event *ev, struct attr_split *o)
+{
+	const __u64 *st = ev->stage_ns;
+	struct filler f = { .out = o->part_ns };
+	__u64 L, T = 0;
+	bool have_first;
+
+	memset(o, 0, sizeof(*o));
+	L = ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0;
+	o->latency_ns = L;
+	have_first = ev->first_resp_ns > ev->start_ns && ev->first_resp_ns <= ev->end_ns;
+	if (have_first)
+		T = ev->first_resp_ns - ev->start_ns;
+	o->ttft_ns = T;
+	o->retrans_congestion = (ev->retrans || st[STAGE_TCP_RETRANS]) &&
+				(ev->ecn_ce || (ev->drops && queue_evidence(ev)));
+
+	f.avail[PART_RX_STACK] = st[STAGE_RX_STACK];
+	f.avail[PART_RX_SOCKQ] = st[STAGE_RX_SOCKQ];
+	f.avail[PART_TX_SENDQ] = st[STAGE_TX_SENDQ];
+	f.avail[PART_TX_QDISC] = st[STAGE_TX_QDISC];
+	f.avail[PART_TX_NIC] = st[STAGE_TX_NIC];
+	f.avail[o->retrans_congestion ? PART_RETRANS_QUEUE : PART_RETRANS_LOSS] =
+		st[STAGE_TCP_RETRANS];
+	f.avail[PART_SCHED_RUNQ] = st[STAGE_SCHED_RUNQ];
+	f.avail[PART_SCHED_ONCPU] = st[STAGE_SCHED_ONCPU];
+	/* gpu.wait is inside sched.offcpu: count it once, under its own name */
+	f.avail[PART_GPU_WAIT] = st[STAGE_GPU_WAIT] < st[STAGE_SCHED_OFFCPU] ?
+					 st[STAGE_GPU_WAIT] : st[STAGE_SCHED_OFFCPU];
+	f.avail[PART_SCHED_OFFCPU] = st[STAGE_SCHED_OFFCPU] - f.avail[PART_GPU_WAIT];
+
+	if (ev->role == ROLE_CLIENT) {
+		__u64 base = ev->min_rtt_ns ? ev->min_rtt_ns : ev->srtt_ns;
+		__u64 infl = ev->srtt_ns > base ? ev->srtt_ns - base : 0;
+		__u64 q;
+
+		/* until the first response byte: our send, one round trip, the peer */
+		f.budget = have_first ? T : L;
+		claim_all(&f, cli_request, N(cli_request));
+		if (!have_first) /* reading is local evidence: it outranks the unseen peer */
+			claim_all(&f, cli_read, N(cli_read));
+		q = o->part_ns[PART_TX_QDISC];
+		/* srtt includes our own qdisc sojourn, already claimed above */
+		infl = infl > q ? infl - q : 0;
+		f.avail[PART_RTT_BASE] = base;
+		f.avail[PART_RTT_QUEUE] = infl;
+		claim(&f, PART_RTT_BASE);
+		claim(&f, PART_RTT_QUEUE);
+		claim_rest(&f, PART_REMOTE);
+		/* after it: the client reading the rest, the peer streaming it */
+		f.budget = L - T;
+		claim_all(&f, cli_read, N(cli_read));
+		claim_rest(&f, PART_REMOTE);
+	} else {
+		/* before the first response the server holds the request: compute */
+		if (have_first) {
+			f.budget = T;
+			claim_all(&f, srv_service, N(srv_service));
+			claim_rest(&f, PART_APP_OTHER);
+		}
+		f.budget = L - T;
+		claim_all(&f, srv_response, N(srv_response));
+		claim_rest(&f, PART_UNCOVERED);
+	}
+	for (int p = 0; p < ATTR_PARTS; p++)
+		o->class_ns[parts[p].class] += o->part_ns[p];
+}
+
+/* ---- the aggregate ---- */
+
+/* Evidence kept per latency bucket besides the parts. */
+enum attr_field {
+	F_COUNT,
+	F_LAT,
+	F_TTFT,
+	F_TTFT_REQS,
+	F_RETRANS,
+	F_RETRANS_RTO,
+	F_DROPS,
+	F_ECN_CE,
+	F_RETRANS_REQS,
+	F_RETRANS_CONG_REQS,
+	F_SRTT,
+	F_MIN_RTT,
+	F_RTT_REQS,
+	F_CLIENT_REQS,
+	F_PARTS,		/* ATTR_PARTS part sums follow */
+	ATTR_FIELDS = F_PARTS + ATTR_PARTS,
+};
+
+/* Buckets are the fine latency histogram slots, so the tail and median groups are cut
+ * exactly where the quantiles fall (within one 1/16-octave slot). */
+struct attr_bucket {
+	__u64 v[ATTR_FIELDS];
+};
+
+/* Places are kept for tail candidates: per part, per latency band (a quarter octave), per
+ * place; only parts that make up at least 1/16 of their request are recorded, which is
+ * what keeps the table small and still names where the tail's time went. */
+#define ATTR_PLACE_MIN_SHIFT 4
+#define ATTR_BAND_SHIFT 2
+#define ATTR_PLACES_MAX 8192
+
+struct attr_place_key {
+	__u8 part;
+	__u8 band;
+	__u8 family;
+	__u8 reserved;
+	__u32 netns;
+	__u32 ifindex;
+	__u32 qdisc_handle;
+	__u32 tgid;
+	__u32 tid;
+	__u32 cpu;
+	__u16 lport;
+	__u16 rport;
+	__u8 raddr[16];
+	char comm[16];
+};
+
+struct attr_place {
+	struct attr_place_key key;
+	__u64 ns;
+	__u64 count;
+};
+
+struct attr_agg {
+	struct hist lat, ttft, gap;
+	struct attr_bucket b[HIST_SLOTS];
+	struct attr_place *places;	/* open addressing, count == 0 means empty */
+	size_t nplaces, cap;
+	__u64 places_unstored, places_unstored_ns;
+};
+
+struct attr_agg *attr_agg__new(void)
+{
+	return calloc(1, sizeof(struct attr_agg));
+}
+
+void attr_agg__free(struct attr_agg *a)
+{
+	if (!a)
+		return;
+	free(a->places);
+	free(a);
+}
+
+__u64 attr_agg__requests(const struct attr_agg *a)
+{
+	return a ? a->lat.count : 0;
+}
+
+static __u64 key_hash(const struct attr_place_key *k)
+{
+	const unsigned char *p = (const unsigned char *)k;
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < sizeof(*k); i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static struct attr_place *place_find(struct attr_place *tab, size_t cap,
+				     const struct attr_place_key *k)
+{
+	size_t i = key_hash(k) & (cap - 1);
+
+	for (;;) {
+		if (!tab[i].count || !memcmp(&tab[i].key, k, sizeof(*k)))
+			return &tab[i];
+		i = (i + 1) & (cap - 1);
+	}
+}
+
+static int places_grow(struct attr_agg *a)
+{
+	size_t ncap = a->cap ? a->cap * 2 : 64;
+	struct attr_place *n = calloc(ncap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->cap; i++)
+		if (a->places[i].count)
+			*place_find(n, ncap, &a->places[i].key) = a->places[i];
+	free(a->places);
+	a->places = n;
+	a->cap = ncap;
+	return 0;
+}
+
+static void place_add(struct attr_agg *a, const struct attr_place_key *k, __u64 ns, __u64 n)
+{
+	struct attr_place *e;
+
+	if (!n)
+		return;
+	if (a->cap) {
+		e = place_find(a->places, a->cap, k);
+		if (e->count) {
+			e->ns += ns;
+			e->count += n;
+			return;
+		}
+	}
+	if (a->nplaces >= ATTR_PLACES_MAX ||
+	    ((a->nplaces + 1) * 2 > a->cap && places_grow(a))) {
+		a->places_unstored += n;
+		a->places_unstored_ns += ns;
+		return;
+	}
+	e = place_find(a->places, a->cap, k);
+	e->key = *k;
+	e->ns = ns;
+	e->count = n;
+	a->nplaces++;
+}
+
+static void place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 band,
+			   const struct req_event *ev)
+{
+	enum attr_place_kind kind = parts[p].place;
+
+	memset(k, 0, sizeof(*k));
+	k->part = (__u8)p;
+	k->band = (__u8)band;
+	if (kind == PLACE_DEV || kind == PLACE_FLOW_DEV) {
+		k->netns = ev->netns;
+		k->ifindex = ev->ifindex;
+		k->qdisc_handle = ev->qdisc_handle;
+	}
+	if (kind == PLACE_FLOW || kind == PLACE_FLOW_DEV || kind == PLACE_THREAD_FLOW) {
+		k->family = ev->family;
+		k->lport = ev->lport;
+		k->rport = ev->rport;
+		memcpy(k->raddr, ev->raddr, sizeof(k->raddr));
+	}
+	if (kind == PLACE_THREAD || kind == PLACE_THREAD_FLOW) {
+		k->tgid = ev->tgid;
+		k->tid = ev->tid;
+		memcpy(k->comm, ev->comm, sizeof(k->comm));
+		k->comm[sizeof(k->comm) - 1] = 0;
+		if (kind == PLACE_THREAD)
+			k->cpu = ev->cpu;
+	}
+}
+
+void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
+{
+	struct attr_split s;
+	struct attr_bucket *b;
+	__u32 slot;
+
+	attr_split_request(ev, &s);
+	slot = hist_slot(s.latency_ns);
+	b = &a->b[slot];
+	hist_record(&a->lat, s.latency_ns);
+	if (s.ttft_ns)
+		hist_record(&a->ttft, s.ttft_ns);
+	if (ev->chunks > 1)
+		hist_record(&a->gap, ev->max_gap_ns);
+
+	b->v[F_COUNT]++;
+	b->v[F_LAT] += s.latency_ns;
+	if (s.ttft_ns) {
+		b->v[F_TTFT] += s.ttft_ns;
+		b->v[F_TTFT_REQS]++;
+	}
+	b->v[F_RETRANS] += ev->retrans;
+	b->v[F_RETRANS_RTO] += ev->retrans_rto;
+	b->v[F_DROPS] += ev->drops;
+	b->v[F_ECN_CE] += ev->ecn_ce;
+	if (ev->retrans || ev->stage_ns[STAGE_TCP_RETRANS]) {
+		b->v[F_RETRANS_REQS]++;
+		b->v[F_RETRANS_CONG_REQS] += s.retrans_congestion;
+	}
+	if (ev->srtt_ns) {
+		b->v[F_SRTT] += ev->srtt_ns;
+		b->v[F_MIN_RTT] += ev->min_rtt_ns ? ev->min_rtt_ns : ev->srtt_ns;
+		b->v[F_RTT_REQS]++;
+	}
+	b->v[F_CLIENT_REQS] += ev->role == ROLE_CLIENT;
+	for (int p = 0; p < ATTR_PARTS; p++)
+		b->v[F_PARTS + p] += s.part_ns[p];
+
+	for (int p = 0; p < ATTR_PARTS; p++) {
+		struct attr_place_key k;
+
+		if (!s.part_ns[p] || s.part_ns[p] < s.latency_ns >> ATTR_PLACE_MIN_SHIFT)
+			continue;
+		place_key_fill(&k, p, slot >> ATTR_BAND_SHIFT, ev);
+		place_add(a, &k, s.part_ns[p], 1);
+	}
+}
+
+void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
+{
+	hist_add(&dst->lat, &src->lat);
+	hist_add(&dst->ttft, &src->ttft);
+	hist_add(&dst->gap, &src->gap);
+	for (__u32 i = 0; i < HIST_SLOTS; i++)
+		for (int f = 0; f < ATTR_FIELDS; f++)
+			dst->b[i].v[f] += src->b[i].v[f];
+	for (size_t i = 0; i < src->cap; i++)
+		if (src->places[i].count)
+			place_add(dst, &src->places[i].key, src->places[i].ns,
+				  src->places[i].count);
+	dst->places_unstored += src->places_unstored;
+	dst->places_unstored_ns += src->places_unstored_ns;
+}
+
+bool attr_agg__equal(const struct attr_agg *a, const struct attr_agg *b)
+{
+	if (memcmp(&a->lat, &b->lat, sizeof(a->lat)) ||
+	    memcmp(&a->ttft, &b->ttft, sizeof(a->ttft)) ||
+	    memcmp(&a->gap, &b->gap, sizeof(a->gap)) || memcmp(a->b, b->b, sizeof(a->b)))
+		return false;
+	if (a->nplaces != b->nplaces || a->places_unstored != b->places_unstored ||
+	    a->places_unstored_ns != b->places_unstored_ns)
+		return false;
+	for (size_t i = 0; i < a->cap; i++) {
+		const struct attr_place *e = &a->places[i], *o;
+
+		if (!e->count)
+			continue;
+		o = place_find(b->places, b->cap, &e->key);
+		if (o->count != e->count || o->ns != e->ns)
+			return false;
+	}
+	return true;
+}
+
+/* ---- encoding ----
+ * All integers little-endian. Layout:
+ *   "TTAT" u16 version u16 nfields u16 nparts u16 reserved u64 total_len
+ *   3 x hist: u64 count sum max, u32 n, n x (u32 slot, u64 value)
+ *   u32 nbuckets, nbuckets x (u32 slot, nfields x u64)
+ *   u32 nplaces, nplaces x (key bytes, u64 ns, u64 count)
+ *   u64 places_unstored, u64 places_unstored_ns
+ *   u64 FNV-1a of everything before it
+ * A decoder refuses other versions and other field/part counts: a record written by a
+ * different model is not silently reinterpreted. */
+#define ATTR_MAGIC "TTAT"
+#define ATTR_VERSION 1
+#define ATTR_HDR_LEN 20
+
+struct wbuf {
+	unsigned char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void w_bytes(struct wbuf *w, const void *src, size_t n)
+{
+	if (w->err)
+		return;
+	if (w->len + n > w->cap) {
+		size_t ncap = w->cap ? w->cap : 4096;
+		unsigned char *np;
+
+		while (ncap < w->len + n)
+			ncap *= 2;
+		np = realloc(w->p, ncap);
+		if (!np) {
+			w->err = -ENOMEM;
+			return;
+		}
+		w->p = np;
+		w->cap = ncap;
+	}
+	memcpy(w->p + w->len, src, n);
+	w->len += n;
+}
+
+static void w_le(struct wbuf *w, __u64 v, int n)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < n; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	w_bytes(w, b, n);
+}
+
+static void w_hist(struct wbuf *w, const struct hist *h)
+{
+	__u32 n = 0;
+
+	w_le(w, h->count, 8);
+	w_le(w, h->sum_ns, 8);
+	w_le(w, h->max_ns, 8);
+	for (__u32 i = 0; i < HIST_SLOTS; i++)
+		n += !!h->slots[i];
+	w_le(w, n, 4);
+	for (__u32 i = 0; i < HIST_SLOTS; i++) {
+		if (!h->slots[i])
+			continue;
+		w_le(w, i, 4);
+		w_le(w, h->slots[i], 8);
+	}
+}
+
+static void w_key(struct wbuf *w, const struct attr_place_key *k)
+{
+	w_le(w, k->part, 1);
+	w_le(w, k->band, 1);
+	w_le(w, k->family, 1);
+	w_le(w, k->reserved, 1);
+	w_le(w, k->netns, 4);
+	w_le(w, k->ifindex, 4);
+	w_le(w, k->qdisc_handle, 4);
+	w_le(w, k->tgid, 4);
+	w_le(w, k->tid, 4);
+	w_le(w, k->cpu, 4);
+	w_le(w, k->lport, 2);
+	w_le(w, k->rport, 2);
+	w_bytes(w, k->raddr, sizeof(k->raddr));
+	w_bytes(w, k->comm, sizeof(k->comm));
+}
+
+#define ATTR_KEY_LEN (4 + 6 * 4 + 2 * 2 + 16 + 16)
+
+static __u64 fnv1a(const unsigned char *p, size_t n)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+int attr_agg__encode(const struct attr_agg *a, void **buf, size_t *len)
+{
+	struct wbuf w = { 0 };
+	__u32 n = 0;
+
+	w_bytes(&w, ATTR_MAGIC, 4);
+	w_le(&w, ATTR_VERSION, 2);
+	w_le(&w, ATTR_FIELDS, 2);
+	w_le(&w, ATTR_PARTS, 2);
+	w_le(&w, 0, 2);
+	w_le(&w, 0, 8); /* total length, patched below */
+	w_hist(&w, &a->lat);
+	w_hist(&w, &a->ttft);
+	w_hist(&w, &a->gap);
+	for (__u32 i = 0; i < HIST_SLOTS; i++)
+		n += !!a->b[i].v[F_COUNT];
+	w_le(&w, n, 4);
+	for (__u32 i = 0; i < HIST_SLOTS; i++) {
+		if (!a->b[i].v[F_COUNT])
+			continue;
+		w_le(&w, i, 4);
+		for (int f = 0; f < ATTR_FIELDS; f++)
+			w_le(&w, a->b[i].v[f], 8);
+	}
+	w_le(&w, a->nplaces, 4);
+	for (size_t i = 0; i < a->cap; i++) {
+		if (!a->places[i].count)
+			continue;
+		w_key(&w, &a->places[i].key);
+		w_le(&w, a->places[i].ns, 8);
+		w_le(&w, a->places[i].count, 8);
+	}
+	w_le(&w, a->places_unstored, 8);
+	w_le(&w, a->places_unstored_ns, 8);
+	if (!w.err) {
+		size_t total = w.len + 8;
+
+		for (int i = 0; i < 8; i++)
+			w.p[12 + i] = (unsigned char)((__u64)total >> (8 * i));
+		w_le(&w, fnv1a(w.p, w.len), 8);
+	}
+	if (w.err) {
+		free(w.p);
+		return w.err;
+	}
+	*buf = w.p;
+	*len = w.len;
+	return 0;
+}
+
+struct rbuf {
+	const unsigned char *p;
+	size_t len, off;
+	int err;
+};
+
+static __u64 r_le(struct rbuf *r, int n)
+{
+	__u64 v = 0;
+
+	if (r->err || r->len - r->off < (size_t)n) {
+		r->err = -EINVAL;
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		v |= (__u64)r->p[r->off + i] << (8 * i);
+	r->off += n;
+	return v;
+}
+
+static void r_bytes(struct rbuf *r, void *dst, size_t n)
+{
+	if (r->err || r->len - r->off < n) {
+		r->err = -EINVAL;
+		return;
+	}
+	memcpy(dst, r->p + r->off, n);
+	r->off += n;
+}
+
+static void r_hist(struct rbuf *r, struct hist *h)
+{
+	__u64 total = 0;
+	__u32 n, prev = 0;
+
+	h->count = r_le(r, 8);
+	h->sum_ns = r_le(r, 8);
+	h->max_ns = r_le(r, 8);
+	n = (__u32)r_le(r, 4);
+	if (n > HIST_SLOTS)
+		r->err = -EINVAL;
+	for (__u32 i = 0; i < n && !r->err; i++) {
+		__u32 slot = (__u32)r_le(r, 4);
+		__u64 v = r_le(r, 8);
+
+		/* strictly increasing, in range, non-empty: one encoding per histogram */
+		if (slot >= HIST_SLOTS || (i && slot <= prev) || !v) {
+			r->err = -EINVAL;
+			break;
+		}
+		h->slots[slot] = v;
+		total += v;
+		prev = slot;
+	}
+	if (!r->err && total != h->count)
+		r->err = -EINVAL;
+}
+
+int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
+{
+	struct rbuf r = { .p = buf, .len = len };
+	struct attr_agg *a;
+	__u32 n, prev = 0;
+	__u64 reqs = 0;
+
+	*out = NULL;
+	if (!buf || len < ATTR_HDR_LEN + 8 || memcmp(buf, ATTR_MAGIC, 4))
+		return -EINVAL;
+	r.off = 4;
+	if (r_le(&r, 2) != ATTR_VERSION || r_le(&r, 2) != ATTR_FIELDS ||
+	    r_le(&r, 2) != ATTR_PARTS)
+		return -EINVAL;
+	r_le(&r, 2);
+	if (r_le(&r, 8) != len)
+		return -EINVAL;
+	r.off = len - 8;
+	if (r_le(&r, 8) != fnv1a(r.p, len - 8))
+		return -EINVAL;
+	r.off = ATTR_HDR_LEN;
+	r.len = len - 8;
+
+	a = attr_agg__new();
+	if (!a)
+		return -ENOMEM;
+	r_hist(&r, &a->lat);
+	r_hist(&r, &a->ttft);
+	r_hist(&r, &a->gap);
+	n = (__u32)r_le(&r, 4);
+	if (n > HIST_SLOTS)
+		r.err = -EINVAL;
+	for (__u32 i = 0; i < n && !r.err; i++) {
+		__u32 slot = (__u32)r_le(&r, 4);
+
+		if (slot >= HIST_SLOTS || (i && slot <= prev)) {
+			r.err = -EINVAL;
+			break;
+		}
+		for (int f = 0; f < ATTR_FIELDS; f++)
+			a->b[slot].v[f] = r_le(&r, 8);
+		/* a bucket holds what the latency histogram says it holds */
+		if (a->b[slot].v[F_COUNT] != a->lat.slots[slot])
+			r.err = -EINVAL;
+		reqs += a->b[slot].v[F_COUNT];
+		prev = slot;
+	}
+	if (!r.err && reqs != a->lat.count)
+		r.err = -EINVAL;
+	n = (__u32)r_le(&r, 4);
+	if (n > ATTR_PLACES_MAX)
+		r.err = -EINVAL;
+	for (__u32 i = 0; i < n && !r.err; i++) {
+		struct attr_place_key k;
+		__u64 ns, cnt;
+
+		memset(&k, 0, sizeof(k));
+		k.part = (__u8)r_le(&r, 1);
+		k.band = (__u8)r_le(&r, 1);
+		k.family = (__u8)r_le(&r, 1);
+		k.reserved = (__u8)r_le(&r, 1);
+		k.netns = (__u32)r_le(&r, 4);
+		k.ifindex = (__u32)r_le(&r, 4);
+		k.qdisc_handle = (__u32)r_le(&r, 4);
+		k.tgid = (__u32)r_le(&r, 4);
+		k.tid = (__u32)r_le(&r, 4);
+		k.cpu = (__u32)r_le(&r, 4);
+		k.lport = (__u16)r_le(&r, 2);
+		k.rport = (__u16)r_le(&r, 2);
+		r_bytes(&r, k.raddr, sizeof(k.raddr));
+		r_bytes(&r, k.comm, sizeof(k.comm));
+		ns = r_le(&r, 8);
+		cnt = r_le(&r, 8);
+		if (r.err)
+			break;
+		if (k.part >= ATTR_PARTS || !cnt || k.comm[sizeof(k.comm) - 1] ||
+		    (__u32)k.band > HIST_SLOTS >> ATTR_BAND_SHIFT) {
+			r.err = -EINVAL;
+			break;
+		}
+		if (a->cap) {
+			const struct attr_place *e = place_find(a->places, a->cap, &k);
+
+			if (e->count) { /* duplicate key */
+				r.err = -EINVAL;
+				break;
+			}
+		}
+		place_add(a, &k, ns, cnt);
+		if (a->nplaces != i + 1)
+			r.err = -ENOMEM; /* the table could not grow */
+	}
+	a->places_unstored = r_le(&r, 8);
+	a->places_unstored_ns = r_le(&r, 8);
+	if (!r.err && r.off != r.len)
+		r.err = -EINVAL; /* trailing bytes */
+	if (r.err) {
+		attr_agg__free(a);
+		return r.err;
+	}
+	*out = a;
+	return 0;
+}
+
+/* ---- analysis ---- */
+
+void attr_params__default(struct attr_params *p)
+{
+	p->min_requests = 100;
+	p->min_excess_ns = 2000000;	/* 2 ms */
+	p->min_ratio = 1.5;
+	p->majority = 0.5;
+	p->plurality = 0.35;
+	p->plurality_lead = 1.5;
+	p->p999_min_requests = 10000;
+}
+
+/* Slot holding the nearest-rank quantile q (as hist_quantile counts it). */
+static __u32 slot_of_quantile(const struct hist *h, double q)
+{
+	__u64 rank, seen = 0;
+	double r = q * (double)h->count;
+
+	rank = (__u64)r;
+	if ((double)rank < r)
+		rank++;
+	if (rank < 1)
+		rank = 1;
+	for (__u32 i = 0; i < HIST_SLOTS; i++) {
+		seen += h->slots[i];
+		if (seen >= rank)
+			return i;
+	}
+	return HIST_SLOTS - 1;
+}
+
+struct group_sum {
+	__u64 v[ATTR_FIELDS];
+};
+
+static void sum_slots(const struct attr_agg *a, __u32 lo, __u32 hi, struct group_sum *g)
+{
+	memset(g, 0, sizeof(*g));
+	for (__u32 i = lo; i <= hi && i < HIST_SLOTS; i++)
+		for (int f = 0; f < ATTR_FIELDS; f++)
+			g->v[f] += a->b[i].v[f];
+}
+
+static double div0(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static void group_fill(struct attr_group *g, const struct group_sum *s, __u32 lo, __u32 hi)
+{
+	double n = (double)s->v[F_COUNT];
+
+	g->lo_ns = hist_slot_lo(lo);
+	g->hi_ns = hist_slot_hi(hi);
+	g->count = s->v[F_COUNT];
+	g->mean_ns = div0((double)s->v[F_LAT], n);
+	for (int p = 0; p < ATTR_PARTS; p++) {
+		g->part_mean_ns[p] = div0((double)s->v[F_PARTS + p], n);
+		g->class_mean_ns[parts[p].class] += g->part_mean_ns[p];
+	}
+	for (int c = 0; c < ATTR_CLASSES; c++)
+		g->shares[c] = div0(g->class_mean_ns[c], g->mean_ns);
+	g->ev.retrans = div0((double)s->v[F_RETRANS], n);
+	g->ev.retrans_rto = div0((double)s->v[F_RETRANS_RTO], n);
+	g->ev.drops = div0((double)s->v[F_DROPS], n);
+	g->ev.ecn_ce = div0((double)s->v[F_ECN_CE], n);
+	g->ev.retrans_reqs = div0((double)s->v[F_RETRANS_REQS], n);
+	g->ev.retrans_congestion_reqs = div0((double)s->v[F_RETRANS_CONG_REQS], n);
+	g->ev.srtt_ns = div0((double)s->v[F_SRTT], (double)s->v[F_RTT_REQS]);
+	g->ev.min_rtt_ns = div0((double)s->v[F_MIN_RTT], (double)s->v[F_RTT_REQS]);
+}
+
+/* vsnprintf appended at the end of dst: truncation is fine for display text. */
+static void appendf(char *dst, size_t n, const char *fmt, ...)
+{
+	size_t l = strnlen(dst, n);
+	va_list ap;
+
+	if (l + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dst + l, n - l, fmt, ap);
+	va_end(ap);
+}
+
+static void fmt_addr(char *dst, size_t n, __u8 family, const __u8 *addr)
+{
+	char tmp[INET6_ADDRSTRLEN];
+
+	if (family == AF_INET && inet_ntop(AF_INET, addr, tmp, sizeof(tmp)))
+		snprintf(dst, n, "%s", tmp);
+	else if (family == AF_INET6 && inet_ntop(AF_INET6, addr, tmp, sizeof(tmp)))
+		snprintf(dst, n, "[%s]", tmp);
+	else
+		snprintf(dst, n, "?");
+}
+
+static void fmt_place(char *dst, size_t n, const struct attr_place_key *k,
+		      const struct snapshot *s)
+{
+	enum attr_place_kind kind = parts[k->part].place;
+	char dev[96] = "", flow[80] = "", thr[64] = "";
+
+	if (kind == PLACE_DEV || kind == PLACE_FLOW_DEV) {
+		const char *name = s ? snapshot__dev_name(s, k->netns, k->ifindex) : NULL;
+		char qd[24] = "";
+
+		if (k->qdisc_handle)
+			snprintf(qd, sizeof(qd), " qdisc %x:%x", k->qdisc_handle >> 16,
+				 k->qdisc_handle & 0xffff);
+		if (name)
+			snprintf(dev, sizeof(dev), "dev %s%s (netns %u)", name, qd, k->netns);
+		else if (k->ifindex)
+			snprintf(dev, sizeof(dev), "dev ifindex %u%s (netns %u)", k->ifindex,
+				 qd, k->netns);
+	}
+	if (kind == PLACE_FLOW || kind == PLACE_FLOW_DEV || kind == PLACE_THREAD_FLOW) {
+		char ra[INET6_ADDRSTRLEN + 2];
+
+		fmt_addr(ra, sizeof(ra), k->family, k->raddr);
+		if (k->lport || k->rport)
+			snprintf(flow, sizeof(flow), "flow :%u <-> %s:%u", k->lport, ra,
+				 k->rport);
+	}
+	if (kind == PLACE_THREAD || kind == PLACE_THREAD_FLOW) {
+		if (kind == PLACE_THREAD)
+			snprintf(thr, sizeof(thr), "tid %u (%.16s) cpu %u", k->tid, k->comm,
+				 k->cpu);
+		else
+			snprintf(thr, sizeof(thr), "tid %u (%.16s)", k->tid, k->comm);
+	}
+	dst[0] = 0;
+	appendf(dst, n, "%s%s%s%s%s", thr, thr[0] && (flow[0] || dev[0]) ? " " : "", flow,
+		flow[0] && dev[0] ? " via " : "", dev);
+	if (!dst[0])
+		snprintf(dst, n, "unknown");
+}
+
+/* Same place whatever the band. */
+static int place_cmp_noband(const void *x, const void *y)
+{
+	struct attr_place_key a = ((const struct attr_place *)x)->key;
+	struct attr_place_key b = ((const struct attr_place *)y)->key;
+
+	a.band = b.band = 0;
+	return memcmp(&a, &b, sizeof(a));
+}
+
+static int place_cmp_ns(const void *x, const void *y)
+{
+	const struct attr_place *a = x, *b = y;
+
+	if (a->ns != b->ns)
+		return a->ns < b->ns ? 1 : -1;
+	return place_cmp_noband(x, y); /* deterministic ties */
+}
+
+static void stage_places(const struct attr_agg *a, const struct snapshot *s,
+			 enum attr_part part, __u32 band_lo, struct attr_stage_line *l)
+{
+	struct attr_place *sel;
+	size_t n = 0, m = 0;
+	__u64 total = 0;
+
+	l->nplaces = 0;
+	if (!a->nplaces)
+		return;
+	sel = calloc(a->nplaces, sizeof(*sel));
+	if (!sel)
+		return;
+	for (size_t i = 0; i < a->cap; i++) {
+		const struct attr_place *e = &a->places[i];
+
+		if (e->count && e->key.part == part && e->key.band >= band_lo)
+			sel[n++] = *e;
+	}
+	qsort(sel, n, sizeof(*sel), place_cmp_noband);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !place_cmp_noband(&sel[m - 1], &sel[i])) {
+			sel[m - 1].ns += sel[i].ns;
+			sel[m - 1].count += sel[i].count;
+		} else {
+			sel[m++] = sel[i];
+		}
+		total += sel[i].ns;
+	}
+	qsort(sel, m, sizeof(*sel), place_cmp_ns);
+	for (size_t i = 0; i < m && l->nplaces < ATTR_TOP_PLACES; i++) {
+		struct attr_place_line *pl = &l->places[l->nplaces++];
+
+		fmt_place(pl->where, sizeof(pl->where), &sel[i].key, s);
+		pl->share = div0((double)sel[i].ns, (double)total);
+	}
+	free(sel);
+}
+
+static void fmt_ms(char *dst, size_t n, double ns)
+{
+	if (ns >= 1e9)
+		snprintf(dst, n, "%.2f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(dst, n, "%.1f ms", ns / 1e6);
+	else
+		snprintf(dst, n, "%.0f us", ns / 1e3);
+}
+
+struct part_rank {
+	enum attr_part p;
+	double key, tie;
+};
+
+static int rank_cmp(const void *x, const void *y)
+{
+	const struct part_rank *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? 1 : -1;
+	if (a->tie != b->tie)
+		return a->tie < b->tie ? 1 : -1;
+	return (int)a->p - (int)b->p;
+}
+
+static enum attr_verdict_class class_verdict(enum attr_class c)
+{
+	switch (c) {
+	case ATTR_COMPUTE: return VERDICT_COMPUTE;
+	case ATTR_TRANSPORT: return VERDICT_TRANSPORT;
+	case ATTR_CONGESTION: return VERDICT_CONGESTION;
+	default: return VERDICT_UNATTRIBUTED;
+	}
+}
+
+static const char *action_hint(enum attr_verdict_class v, enum attr_part p, bool client)
+{
+	switch (v) {
+	case VERDICT_COMPUTE:
+		if (p == PART_SCHED_RUNQ)
+			return "the serving thread waits for a CPU: isolate or pin it, or move "
+			       "the competing load";
+		if (p == PART_RX_SOCKQ)
+			return "the application leaves data unread on its socket";
+		if (p == PART_GPU_WAIT)
+			return "the thread waits on the GPU";
+		return "the application itself is slow on these requests";
+	case VERDICT_CONGESTION:
+		return "a queue on the path builds up: look at what shares that device/flow";
+	case VERDICT_TRANSPORT:
+		if (p == PART_RETRANS_LOSS)
+			return "packets are lost without a standing queue: check the link";
+		return "the host stack or the path itself is slow";
+	case VERDICT_UNATTRIBUTED:
+		return client ? "the time is spent beyond this host: run explain on the server"
+			      : "no stage covers the time: see docs/attribution.md";
+	default:
+		return "";
+	}
+}
+
+static void tail_analyze(const struct attr_agg *a, const struct snapshot *s,
+			 const struct attr_params *P, const struct attr_group *med,
+			 double q, bool client, struct attr_group *g)
+{
+	__u32 lo = slot_of_quantile(&a->lat, q);
+	struct part_rank rk[ATTR_PARTS];
+	struct group_sum gs;
+	struct attr_verdict *v = &g->verdict;
+	char tm[24], mm[24], ex[24];
+	int order[ATTR_CLASSES] = { 0, 1, 2, 3 };
+
+	memset(g, 0, sizeof(*g));
+	g->quantile = q;
+	sum_slots(a, lo, HIST_SLOTS - 1, &gs);
+	group_fill(g, &gs, lo, HIST_SLOTS - 1);
+	g->hi_ns = a->lat.max_ns;
+	g->excess_ns = g->mean_ns - med->mean_ns;
+	g->ratio = div0(g->mean_ns, med->mean_ns);
+	for (int c = 0; c < ATTR_CLASSES; c++)
+		g->excess_shares[c] =
+			div0(g->class_mean_ns[c] - med->class_mean_ns[c], g->excess_ns);
+
+	fmt_ms(tm, sizeof(tm), g->mean_ns);
+	fmt_ms(mm, sizeof(mm), med->mean_ns);
+	fmt_ms(ex, sizeof(ex), g->excess_ns);
+
+	/* the verdict */
+	v->class = VERDICT_NONE;
+	if (a->lat.count < P->min_requests) {
+		snprintf(v->rule, sizeof(v->rule), "%llu requests < %llu: too few to judge",
+			 (unsigned long long)a->lat.count,
+			 (unsigned long long)P->min_requests);
+	} else if (g->excess_ns < (double)P->min_excess_ns || g->ratio < P->min_ratio) {
+		snprintf(v->rule, sizeof(v->rule),
+			 "tail mean %s vs median %s (+%s, x%.2f): not meaningfully worse "
+			 "(needs >= +%.1f ms and >= x%.2f)",
+			 tm, mm, ex, g->ratio, (double)P->min_excess_ns / 1e6, P->min_ratio);
+	} else {
+		for (int i = 1; i < ATTR_CLASSES; i++) /* insertion sort, descending */
+			for (int j = i; j > 0 && g->excess_shares[order[j]] >
+						      g->excess_shares[order[j - 1]]; j--) {
+				int t = order[j];
+
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
+		double s1 = g->excess_shares[order[0]], s2 = g->excess_shares[order[1]];
+
+		if (s1 >= P->majority ||
+		    (s1 >= P->plurality && s1 >= P->plurality_lead * (s2 > 0 ? s2 : 0))) {
+			v->class = class_verdict(order[0]);
+			snprintf(v->rule, sizeof(v->rule),
+				 "tail mean %s vs median %s (+%s, x%.2f); %s holds %.0f%% of the "
+				 "excess (%s %.0f%%): %s",
+				 tm, mm, ex, g->ratio, attr_class_name(order[0]), 100 * s1,
+				 attr_class_name(order[1]), 100 * s2,
+				 s1 >= P->majority ? "majority" : "clear plurality");
+		} else {
+			v->class = VERDICT_MIXED;
+			snprintf(v->rule, sizeof(v->rule),
+				 "tail mean %s vs median %s (+%s, x%.2f); no class holds a "
+				 "majority: %s %.0f%%, %s %.0f%%",
+				 tm, mm, ex, g->ratio, attr_class_name(order[0]), 100 * s1,
+				 attr_class_name(order[1]), 100 * s2);
+		}
+	}
+
+	/* stages: by their part of the excess when there is one to explain, else by share */
+	for (int p = 0; p < ATTR_PARTS; p++) {
+		double exc = g->part_mean_ns[p] - med->part_mean_ns[p];
+
+		rk[p].p = p;
+		rk[p].key = v->class == VERDICT_NONE ? g->part_mean_ns[p] : exc;
+		rk[p].tie = g->part_mean_ns[p];
+	}
+	qsort(rk, ATTR_PARTS, sizeof(rk[0]), rank_cmp);
+	for (int i = 0; i < ATTR_PARTS && g->nstages < ATTR_TOP_STAGES; i++) {
+		struct attr_stage_line *l = &g->stages[g->nstages];
+		enum attr_part p = rk[i].p;
+
+		if (g->part_mean_ns[p] <= 0)
+			continue;
+		l->part = p;
+		l->mean_ns = g->part_mean_ns[p];
+		l->median_mean_ns = med->part_mean_ns[p];
+		l->share = div0(l->mean_ns, g->mean_ns);
+		l->excess_share = div0(l->mean_ns - l->median_mean_ns, g->excess_ns);
+		stage_places(a, s, p, lo >> ATTR_BAND_SHIFT, l);
+		g->nstages++;
+	}
+
+	/* the verdict's stage: the top stage of the named class */
+	if (v->class != VERDICT_NONE && v->class != VERDICT_MIXED) {
+		for (int i = 0; i < g->nstages; i++) {
+			enum attr_verdict_class pc = class_verdict(parts[g->stages[i].part].class);
+
+			if (pc != v->class)
+				continue;
+			v->part = g->stages[i].part;
+			v->has_part = true;
+			if (g->stages[i].nplaces)
+				snprintf(v->where, sizeof(v->where), "%s",
+					 g->stages[i].places[0].where);
+			break;
+		}
+	}
+	if (v->class == VERDICT_NONE) {
+		snprintf(v->summary, sizeof(v->summary),
+			 "p%g tail (%llu requests, mean %s) is not meaningfully worse than the "
+			 "median (%s)",
+			 q * 100, (unsigned long long)g->count, tm, mm);
+		if (a->lat.count < P->min_requests)
+			snprintf(v->summary, sizeof(v->summary),
+				 "too few requests (%llu) to judge the p%g tail",
+				 (unsigned long long)a->lat.count, q * 100);
+	} else if (v->class == VERDICT_MIXED) {
+		snprintf(v->summary, sizeof(v->summary),
+			 "p%g tail (%llu requests, mean %s vs median %s): the excess is spread: "
+			 "%s %.0f%%, %s %.0f%%",
+			 q * 100, (unsigned long long)g->count, tm, mm,
+			 attr_class_name(order[0]), 100 * g->excess_shares[order[0]],
+			 attr_class_name(order[1]), 100 * g->excess_shares[order[1]]);
+	} else {
+		enum attr_class c = order[0];
+
+		appendf(v->summary, sizeof(v->summary),
+			"%s: %.0f%% of the p%g tail's excess (+%s over the median %s)",
+			attr_class_name(c), 100 * g->excess_shares[c], q * 100, ex, mm);
+		if (v->has_part)
+			appendf(v->summary, sizeof(v->summary), ", mostly %s",
+				parts[v->part].stage);
+		if (v->where[0])
+			appendf(v->summary, sizeof(v->summary), " at %s", v->where);
+		appendf(v->summary, sizeof(v->summary), "; %s",
+			action_hint(v->class, v->part, client));
+	}
+}
+
+void attr_analyze(const struct attr_agg *a, const struct snapshot *s, double duration_s,
+		  const struct attr_params *p, struct attr_report *r)
+{
+	static const struct attr_agg empty;
+	struct group_sum gs;
+	__u32 lo, hi;
+
+	memset(r, 0, sizeof(*r));
+	if (p)
+		r->params = *p;
+	else
+		attr_params__default(&r->params);
+	if (!a)
+		a = &empty;
+	r->duration_s = duration_s;
+	r->requests = a->lat.count;
+	hist_summarize(&a->lat, &r->latency);
+	hist_summarize(&a->ttft, &r->ttft);
+	hist_summarize(&a->gap, &r->gap);
+	sum_slots(a, 0, HIST_SLOTS - 1, &gs);
+	r->client_reqs = gs.v[F_CLIENT_REQS];
+	r->server_reqs = r->requests - r->client_reqs;
+	r->places_unstored = a->places_unstored;
+	r->places_unstored_ns = a->places_unstored_ns;
+
+	/* the median group: the buckets from p40 to p60 */
+	lo = slot_of_quantile(&a->lat, 0.40);
+	hi = slot_of_quantile(&a->lat, 0.60);
+	sum_slots(a, lo, hi, &gs);
+	group_fill(&r->median, &gs, lo, hi);
+
+	tail_analyze(a, s, &r->params, &r->median, 0.99, r->client_reqs > r->server_reqs,
+		     &r->tail);
+	if (a->lat.count >= r->params.p999_min_requests) {
+		r->has_p999 = true;
+		tail_analyze(a, s, &r->params, &r->median, 0.999,
+			     r->client_reqs > r->server_reqs, &r->p999);
+	}
+}
