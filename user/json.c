@@ -44,8 +44,6 @@ static void prefix(struct json_writer *w, const char *key)
 {
 	if (w->need_comma[w->depth])
 		fputc(',', w->f);
-	else if (!w->pretty && w->depth)
-		; /* first element: nothing */
 	w->need_comma[w->depth] = true;
 	if (w->depth)
 		indent(w);

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Hook kinds `tailtrace probe` tries, shared by probe.bpf.c and user/probe.c. */
+#ifndef TT_PROBE_H
+#define TT_PROBE_H
+
+enum probe_kind {
+	PK_TP_BTF,
+	PK_RAW_TP,
+	PK_TRACEPOINT,
+	PK_KPROBE,
+	PK_FENTRY,
+	PK_UPROBE,
+	PK_SOCKOPS_TSTAMP,
+	PK_TC,
+	PK_XDP,
+	PK__MAX,
+};
+
+/* What the sockops TX timestamping probe saw fire, indexed by callback. */
+enum probe_tstamp_cb {
+	PT_SENDMSG,
+	PT_SCHED,
+	PT_SND_SW,
+	PT_SND_HW,
+	PT_ACK,
+	PT__MAX,
+};
+
+#endif
