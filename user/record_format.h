@@ -94,6 +94,35 @@ int rec_parse_time(const char *s, __u64 now_ns, __u64 *out_ns);
  * windows partition a recording, no interval is counted twice. */
 bool rec_in_window(const struct snapshot *s, __u64 from_ns, __u64 to_ns);
 
+/* ---- writing side of `record` (user/record.c) ----
+ * Segments seg-<seq 16 hex>-<UTC creation>.ttrec in one directory (created 0700 if
+ * missing), each opened O_CREAT|O_EXCL mode 0600. A new segment starts when the current
+ * one would grow past max_size / 8; the oldest segments are deleted so the directory's
+ * segments stay within max_size (0 = REC_DEFAULT_MAX_SIZE). Each append is one write() of
+ * whole frames followed by fdatasync(), so a crash loses at most the interval being
+ * written and readers skip its torn frame. */
+#define REC_DEFAULT_MAX_SIZE (256ULL << 20)
+#define REC_MIN_SEGMENT (4ULL << 10)
+
+struct recorder;
+
+struct recorder *recorder__open(const char *dir, __u64 max_size, char *err, size_t errlen);
+/* Appends one interval (snapshot frame + its flight-recorder frames). 0 or -errno; on a
+ * failed write the partial frame is truncated away and the segment stays readable. */
+int recorder__append(struct recorder *r, const struct snapshot *s);
+/* fsync of the current segment and the directory. */
+int recorder__flush(struct recorder *r);
+/* Flushes and closes; NULL is fine. */
+void recorder__close(struct recorder *r);
+/* Bytes of all segments in the directory, and the current segment's path. */
+__u64 recorder__usage(const struct recorder *r);
+const char *recorder__current_path(const struct recorder *r);
+
+/* SIGINT/SIGTERM set a flag (no SA_RESTART, so a blocking poll/sleep returns EINTR); the
+ * record loop polls recorder_stop_requested(), appends what it has and closes. */
+int recorder_signals_install(void);
+bool recorder_stop_requested(void);
+
 /* Stable names of the global counters (enum tt_counter), used in files and exports. */
 const char *rec_counter_name(int id);
 int rec_counter_by_name(const char *name);
