@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "exports.h"
+#include "attribution.h"
 #include "histogram.h"
 #include "stages.h"
 
@@ -106,7 +107,7 @@ void export_group_label(const struct hist_key *k, char *buf, size_t len)
 }
 
 static int add_row(struct tail_profile *p, const char *cls, const char *stage, const char *place,
-		   const char *proc, int stage_id, __u64 ns, __u64 count)
+		   const char *proc, __u64 ns, __u64 count)
 {
 	struct tail_row *r;
 
@@ -127,7 +128,6 @@ static int add_row(struct tail_profile *p, const char *cls, const char *stage, c
 	snprintf(r->frame[1], TAIL_FRAME_LEN, "%s", stage);
 	snprintf(r->frame[2], TAIL_FRAME_LEN, "%s", place);
 	snprintf(r->frame[3], TAIL_FRAME_LEN, "%s", proc);
-	r->stage = stage_id;
 	r->ns = ns;
 	r->count = count;
 	return 0;
@@ -146,41 +146,63 @@ static int cmp_rows(const void *a, const void *b)
 	return 0;
 }
 
-/* Time a request spent in `stage`. gpu.wait is a part of sched.offcpu (see
- * user/attribution.h), so offcpu counts only the rest, and the stacks do not count the
- * same nanoseconds twice. */
-static __u64 req_stage_ns(const struct req_event *e, int stage)
+static void flow_label(const struct req_event *e, char *buf, size_t len)
 {
-	if (stage == STAGE_SCHED_OFFCPU)
-		return e->stage_ns[STAGE_SCHED_OFFCPU] > e->stage_ns[STAGE_GPU_WAIT]
-			       ? e->stage_ns[STAGE_SCHED_OFFCPU] - e->stage_ns[STAGE_GPU_WAIT]
-			       : 0;
-	return e->stage_ns[stage];
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->raddr, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	snprintf(buf, len, ":%u <-> %s:%u", e->lport, a, e->rport);
+	sanitize(buf);
 }
 
+/* Where a part of a request happened, at the granularity attribution keeps for it. */
+static void part_place(const struct snapshot *s, const struct req_event *e, enum attr_part part,
+		       char *buf, size_t len)
+{
+	const struct attr_part_info *pi = attr_part_info(part);
+
+	switch (pi ? pi->place : PLACE_NONE) {
+	case PLACE_DEV:
+	case PLACE_FLOW_DEV:
+		device_label(s, e->netns, e->ifindex, e->qdisc_handle, part == PART_TX_QDISC, buf,
+			     len);
+		break;
+	case PLACE_FLOW:
+		flow_label(e, buf, len);
+		break;
+	case PLACE_THREAD:
+	case PLACE_THREAD_FLOW:
+		snprintf(buf, len, "cpu %u", e->cpu);
+		break;
+	default:
+		snprintf(buf, len, "(no place)");
+		break;
+	}
+}
+
+/* Each kept request's latency split into attribution parts (user/attribution.h): the
+ * parts sum to the request's latency exactly, so the profile's total is the total
+ * latency of the tail requests and nothing is counted twice. */
 static int build_from_requests(struct tail_profile *p, const struct snapshot *s)
 {
 	char place[TAIL_FRAME_LEN], proc[TAIL_FRAME_LEN];
+	struct attr_split sp;
 	int err;
 
 	for (size_t i = 0; i < s->nslow; i++) {
 		const struct req_event *e = &s->slow_reqs[i];
 
+		attr_split_request(e, &sp);
 		comm_label(e->comm, e->tgid, proc, sizeof(proc));
-		for (int st = 0; st < TT_REQ_STAGES; st++) {
-			const struct stage_info *si = stage_info(st);
-			__u64 ns = req_stage_ns(e, st);
+		for (int part = 0; part < ATTR_PARTS; part++) {
+			const struct attr_part_info *pi = attr_part_info(part);
 
-			if (!ns || si->class == CLASS_REQUEST)
+			if (!sp.part_ns[part] || !pi)
 				continue;
-			if (stage_has_device(st))
-				device_label(s, e->netns, e->ifindex, e->qdisc_handle,
-					     st == STAGE_TX_QDISC, place, sizeof(place));
-			else if (st == STAGE_RDMA_WR || st == STAGE_RDMA_CQ_EVENT)
-				snprintf(place, sizeof(place), "(no place)");
-			else
-				snprintf(place, sizeof(place), "cpu %u", e->cpu);
-			err = add_row(p, class_name(si->class), si->name, place, proc, st, ns, 1);
+			part_place(s, e, part, place, sizeof(place));
+			err = add_row(p, attr_class_name(pi->class), pi->stage, place, proc,
+				      sp.part_ns[part], 1);
 			if (err)
 				return err;
 		}
@@ -226,8 +248,7 @@ static int build_from_hists(struct tail_profile *p, const struct snapshot *s)
 		hist_tail_mass(&sh->h, &ns, &count);
 		export_place_label(s, &sh->key, place, sizeof(place));
 		export_group_label(&sh->key, proc, sizeof(proc));
-		err = add_row(p, class_name(si->class), si->name, place, proc, sh->key.stage, ns,
-			      count);
+		err = add_row(p, class_name(si->class), si->name, place, proc, ns, count);
 		if (err)
 			return err;
 	}

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Flight-recorder requests as Chrome trace-event JSON (opens in Perfetto UI and
- * chrome://tracing): one track per request, its stages as complete events inside it. */
+ * chrome://tracing): one track per request, its attribution parts as complete events. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include "exports.h"
+#include "attribution.h"
 #include "json.h"
-#include "stages.h"
 
 /* Trace-event timestamps are microseconds; printing ns / 1000 with three exact decimals
  * keeps nested events nested (no rounding can push a child past its parent). */
@@ -69,6 +69,7 @@ int export_perfetto(FILE *f, const struct snapshot *s)
 	const struct req_event **reqs;
 	bool first = true;
 	char buf[160], peer[64];
+	struct attr_split sp;
 
 	reqs = malloc((s->nslow ? s->nslow : 1) * sizeof(*reqs));
 	if (!reqs)
@@ -122,22 +123,23 @@ int export_perfetto(FILE *f, const struct snapshot *s)
 			e->retrans, e->retrans_rto, e->drops, e->ecn_ce,
 			(unsigned long long)e->srtt_ns, (unsigned long long)e->min_rtt_ns, e->tid,
 			e->cpu, (unsigned long long)e->sk_cookie);
-		/* Stages carry accumulated time, not when it happened: lay them end to end
-		 * from the request start, clipped to the request, with the true total in
-		 * args. Request-level stages are the request itself, not parts of it. */
-		for (int st = 0; st < TT_REQ_STAGES; st++) {
-			const struct stage_info *si = stage_info(st);
-			__u64 ns = e->stage_ns[st], d;
+		/* Parts carry accumulated time, not when it happened: the attribution split
+		 * sums to the request's latency exactly, so laid end to end from the start
+		 * they fill the request's track; args say so. */
+		attr_split_request(e, &sp);
+		for (int part = 0; part < ATTR_PARTS; part++) {
+			const struct attr_part_info *pi = attr_part_info(part);
+			__u64 ns = sp.part_ns[part], d;
 
-			if (!ns || si->class == CLASS_REQUEST || at >= e->start_ns + dur)
+			if (!ns || !pi || at >= e->start_ns + dur)
 				continue;
 			d = ns < e->start_ns + dur - at ? ns : e->start_ns + dur - at;
-			event_head(f, &first, "X", si->name, class_name(si->class), pid, tid);
+			event_head(f, &first, "X", pi->stage, attr_class_name(pi->class), pid, tid);
 			fputs(",\"ts\":", f);
 			print_us(f, at);
 			fputs(",\"dur\":", f);
 			print_us(f, d);
-			fprintf(f, ",\"args\":{\"stage_ns\":%llu,\"placement\":\"accumulated\"}}",
+			fprintf(f, ",\"args\":{\"part_ns\":%llu,\"placement\":\"accumulated\"}}",
 				(unsigned long long)ns);
 			at += d;
 		}

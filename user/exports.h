@@ -12,7 +12,8 @@
  * class -> stage -> place -> process. */
 enum tail_source {
 	TAIL_NONE,
-	TAIL_REQUESTS,		/* flight-recorder requests: time each spent per stage */
+	TAIL_REQUESTS,		/* flight-recorder requests, each split into attribution
+				 * parts (attr_split_request) that sum to its latency */
 	TAIL_HISTOGRAMS,	/* no requests kept: per histogram, the time of events at or
 				 * above that histogram's p99 bucket */
 };
@@ -21,7 +22,6 @@ enum tail_source {
 
 struct tail_row {
 	char frame[4][TAIL_FRAME_LEN];	/* class, stage, place, process (root first) */
-	int stage;			/* enum tt_stage */
 	__u64 ns;			/* tail latency */
 	__u64 count;			/* requests (or events) contributing */
 };
