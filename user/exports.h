@@ -64,6 +64,14 @@ int export_openmetrics(FILE *f, const struct snapshot *s, __u64 timestamp_ns);
 #define OM_BUCKET_LOG2_MIN 8
 #define OM_BUCKET_LOG2_MAX 40
 
+/* The explain report of a merged window (user/report.c): attribution when the window has
+ * requests, per-stage histogram summaries, the tail profile, counters and self cost.
+ * source names the recording; intervals is how many were merged. */
+int report_print_text(FILE *f, const struct snapshot *s, const char *source,
+		      unsigned long intervals);
+int report_print_json(FILE *f, const struct snapshot *s, const char *source,
+		      unsigned long intervals);
+
 /* Minimal HTTP/1.1 server for `record --listen`: GET /metrics returns the OpenMetrics
  * text of everything recorded since start (cumulative, as Prometheus expects). Single
  * threaded, non-blocking: the record loop calls http_metrics__serve() while it waits. */

@@ -24,6 +24,32 @@ static const struct tt_cmd cmds[] = {
 	  "Examples:\n"
 	  "  tailtrace probe\n"
 	  "  tailtrace probe -j | python3 -m json.tool\n" },
+	{ "report", cmd_report, "explain or export a recorded time window (record's segments)",
+	  "Usage: tailtrace report DIR|FILE [--from TIME] [--to TIME]\n"
+	  "                        [--format text|json|folded|pprof|perfetto|openmetrics]\n"
+	  "                        [-o OUT] [-j] [-v]\n"
+	  "\n"
+	  "Merges the intervals `tailtrace record` wrote whose midpoint lies in\n"
+	  "[--from, --to) and renders them: the explain report (text, json), or an export\n"
+	  "(docs/exports.md). A torn last frame (record killed) is skipped with a warning; a\n"
+	  "corrupt frame elsewhere, a foreign file or a newer format is an error naming the\n"
+	  "file and byte offset.\n"
+	  "\n"
+	  "  --from, --to TIME  RFC 3339 (2024-05-01T12:00:00Z), 'YYYY-MM-DD HH:MM[:SS]'\n"
+	  "                     local time, unix seconds, or relative to now (-10m, -2h, now)\n"
+	  "  --format FMT       text (default), json, folded (flame graph stacks, ns),\n"
+	  "                     pprof (gzip profile.proto), perfetto (trace-event JSON of\n"
+	  "                     the slow requests), openmetrics (text exposition)\n"
+	  "  -o, --output OUT   write to OUT instead of standard output\n"
+	  "  -j, --json         same as --format json\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace report /var/lib/tailtrace --from -10m\n"
+	  "  tailtrace report /var/lib/tailtrace --from '2024-05-01 12:00' --to '2024-05-01 12:30' -j\n"
+	  "  tailtrace report rec/ --format folded | flamegraph.pl > tail.svg\n"
+	  "  tailtrace report rec/ --format pprof -o tail.pb.gz && go tool pprof -http=: tail.pb.gz\n"
+	  "  tailtrace report rec/ --format perfetto -o slow.json   # open in ui.perfetto.dev\n"
+	  "  tailtrace report rec/ --format openmetrics | promtool check metrics\n" },
 };
 
 static void usage(FILE *f)
