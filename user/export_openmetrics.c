@@ -187,8 +187,6 @@ int export_openmetrics(FILE *f, const struct snapshot *s, __u64 ts)
 	}
 	counter(f, "tailtrace_hist_evicted", NULL,
 		"Histogram keys evicted from the bounded kernel map", s->hist_evicted, ts);
-	counter(f, "tailtrace_slow_requests", NULL,
-		"Slow requests kept by the flight recorder", s->nslow, ts);
 	counter(f, "tailtrace_slow_requests_cut", NULL,
 		"Slow requests not kept because the per-interval bound was hit", s->slow_cut, ts);
 
