@@ -11,36 +11,43 @@
 #include "histogram.h"
 #include "snapshot.h"
 
+#define THREAD (PLACE_PROC | PLACE_TID)
+#define FLOWDEV (PLACE_FLOW | PLACE_DEV)
+
 static const struct attr_part_info parts[ATTR_PARTS] = {
-	[PART_RX_STACK] = { "rx.stack", ATTR_TRANSPORT, PLACE_FLOW,
+	[PART_RX_STACK] = { "rx.stack", ATTR_TRANSPORT, PLACE_FLOW, PLACE_PEER,
 			    "driver receive -> socket queue" },
-	[PART_RX_SOCKQ] = { "rx.sockq", ATTR_COMPUTE, PLACE_THREAD_FLOW,
+	[PART_RX_SOCKQ] = { "rx.sockq", ATTR_COMPUTE, THREAD | PLACE_FLOW,
+			    PLACE_PROC | PLACE_PEER,
 			    "data queued on the socket, application not reading" },
-	[PART_TX_SENDQ] = { "tx.sendq", ATTR_CONGESTION, PLACE_FLOW_DEV,
+	[PART_TX_SENDQ] = { "tx.sendq", ATTR_CONGESTION, FLOWDEV, PLACE_DEV,
 			    "sent by the application, held by TCP (cwnd, pacing)" },
-	[PART_TX_QDISC] = { "tx.qdisc", ATTR_CONGESTION, PLACE_DEV, "qdisc sojourn" },
-	[PART_TX_NIC] = { "tx.nic", ATTR_TRANSPORT, PLACE_DEV, "driver -> transmitted" },
-	[PART_RETRANS_LOSS] = { "tcp.retrans", ATTR_TRANSPORT, PLACE_FLOW_DEV,
+	[PART_TX_QDISC] = { "tx.qdisc", ATTR_CONGESTION, PLACE_DEV, PLACE_DEV,
+			    "qdisc sojourn" },
+	[PART_TX_NIC] = { "tx.nic", ATTR_TRANSPORT, PLACE_DEV, PLACE_DEV,
+			  "driver -> transmitted" },
+	[PART_RETRANS_LOSS] = { "tcp.retrans", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
 				"waiting for retransmission, no queue-drop evidence" },
-	[PART_RETRANS_QUEUE] = { "tcp.retrans", ATTR_CONGESTION, PLACE_FLOW_DEV,
+	[PART_RETRANS_QUEUE] = { "tcp.retrans", ATTR_CONGESTION, FLOWDEV, PLACE_DEV,
 				 "waiting for retransmission after queue drops / ECN CE" },
-	[PART_RTT_BASE] = { "tcp.rtt", ATTR_TRANSPORT, PLACE_FLOW_DEV,
+	[PART_RTT_BASE] = { "tcp.rtt", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
 			    "round trip at the path minimum" },
-	[PART_RTT_QUEUE] = { "tcp.rtt", ATTR_CONGESTION, PLACE_FLOW_DEV,
+	[PART_RTT_QUEUE] = { "tcp.rtt", ATTR_CONGESTION, FLOWDEV, PLACE_DEV,
 			     "round trip inflation above the path minimum" },
-	[PART_SCHED_RUNQ] = { "sched.runq", ATTR_COMPUTE, PLACE_THREAD,
+	/* a wait for a CPU is about the CPU, whichever thread of the process waited */
+	[PART_SCHED_RUNQ] = { "sched.runq", ATTR_COMPUTE, PLACE_PROC | PLACE_CPU, PLACE_PROC,
 			      "serving thread runnable, waiting for a CPU" },
-	[PART_SCHED_ONCPU] = { "sched.oncpu", ATTR_COMPUTE, PLACE_THREAD,
+	[PART_SCHED_ONCPU] = { "sched.oncpu", ATTR_COMPUTE, THREAD, PLACE_PROC,
 			       "serving thread on CPU" },
-	[PART_SCHED_OFFCPU] = { "sched.offcpu", ATTR_COMPUTE, PLACE_THREAD,
+	[PART_SCHED_OFFCPU] = { "sched.offcpu", ATTR_COMPUTE, THREAD, PLACE_PROC,
 				"serving thread blocked (not in a GPU wait)" },
-	[PART_GPU_WAIT] = { "gpu.wait", ATTR_COMPUTE, PLACE_THREAD,
+	[PART_GPU_WAIT] = { "gpu.wait", ATTR_COMPUTE, THREAD, PLACE_PROC,
 			    "serving thread blocked in a CUDA synchronisation call" },
-	[PART_APP_OTHER] = { "app.other", ATTR_COMPUTE, PLACE_THREAD,
+	[PART_APP_OTHER] = { "app.other", ATTR_COMPUTE, THREAD, PLACE_PROC,
 			     "server: before the first response, no thread stage" },
-	[PART_REMOTE] = { "remote", ATTR_UNATTRIBUTED, PLACE_FLOW,
+	[PART_REMOTE] = { "remote", ATTR_UNATTRIBUTED, PLACE_FLOW, PLACE_PEER,
 			  "client: peer and network beyond the round trip" },
-	[PART_UNCOVERED] = { "unattributed", ATTR_UNATTRIBUTED, PLACE_FLOW,
+	[PART_UNCOVERED] = { "unattributed", ATTR_UNATTRIBUTED, PLACE_FLOW, PLACE_PEER,
 			     "covered by no stage" },
 };
 
@@ -191,7 +198,7 @@ void attr_split_request(const struct req_event *ev, struct attr_split *o)
 		claim(&f, PART_RTT_QUEUE);
 		claim_rest(&f, PART_REMOTE);
 		/* after it: the client reading the rest, the peer streaming it */
-		f.budget = L - T;
+		f.budget = have_first ? L - T : 0;
 		claim_all(&f, cli_read, N(cli_read));
 		claim_rest(&f, PART_REMOTE);
 	} else {
@@ -248,7 +255,9 @@ struct attr_place_key {
 	__u8 part;
 	__u8 band;
 	__u8 family;
-	__u8 reserved;
+	__u8 role;		/* the service port is lport on a server, rport on a client */
+	__u8 level;		/* analysis only: 1 when coarsened; never stored */
+	__u8 reserved[3];
 	__u32 netns;
 	__u32 ifindex;
 	__u32 qdisc_handle;
@@ -360,33 +369,63 @@ static void place_add(struct attr_agg *a, const struct attr_place_key *k, __u64 
 	a->nplaces++;
 }
 
+/* Keeps the fields of `set` from the event; level 0 is what the table stores. */
 static void place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 band,
 			   const struct req_event *ev)
 {
-	enum attr_place_kind kind = parts[p].place;
+	unsigned set = parts[p].place_fine;
 
 	memset(k, 0, sizeof(*k));
 	k->part = (__u8)p;
 	k->band = (__u8)band;
-	if (kind == PLACE_DEV || kind == PLACE_FLOW_DEV) {
+	if (set & PLACE_DEV) {
 		k->netns = ev->netns;
 		k->ifindex = ev->ifindex;
 		k->qdisc_handle = ev->qdisc_handle;
 	}
-	if (kind == PLACE_FLOW || kind == PLACE_FLOW_DEV || kind == PLACE_THREAD_FLOW) {
+	if (set & (PLACE_FLOW | PLACE_PEER)) {
 		k->family = ev->family;
+		k->role = ev->role == ROLE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
 		k->lport = ev->lport;
 		k->rport = ev->rport;
 		memcpy(k->raddr, ev->raddr, sizeof(k->raddr));
+		if (!(set & PLACE_FLOW)) /* keep the service port only */
+			*(k->role == ROLE_CLIENT ? &k->lport : &k->rport) = 0;
 	}
-	if (kind == PLACE_THREAD || kind == PLACE_THREAD_FLOW) {
+	if (set & PLACE_PROC) {
 		k->tgid = ev->tgid;
-		k->tid = ev->tid;
 		memcpy(k->comm, ev->comm, sizeof(k->comm));
 		k->comm[sizeof(k->comm) - 1] = 0;
-		if (kind == PLACE_THREAD)
-			k->cpu = ev->cpu;
 	}
+	if (set & PLACE_TID)
+		k->tid = ev->tid;
+	if (set & PLACE_CPU)
+		k->cpu = ev->cpu;
+}
+
+/* The same place at the coarse level of its part (level = 1 marks it). */
+static void place_key_coarsen(struct attr_place_key *k)
+{
+	unsigned set = parts[k->part].place_coarse;
+
+	k->level = 1;
+	if (!(set & PLACE_DEV))
+		k->netns = k->ifindex = k->qdisc_handle = 0;
+	if (!(set & (PLACE_FLOW | PLACE_PEER))) {
+		k->family = k->role = 0;
+		k->lport = k->rport = 0;
+		memset(k->raddr, 0, sizeof(k->raddr));
+	} else if (!(set & PLACE_FLOW)) {
+		*(k->role == ROLE_CLIENT ? &k->lport : &k->rport) = 0;
+	}
+	if (!(set & PLACE_PROC)) {
+		k->tgid = 0;
+		memset(k->comm, 0, sizeof(k->comm));
+	}
+	if (!(set & PLACE_TID))
+		k->tid = 0;
+	if (!(set & PLACE_CPU))
+		k->cpu = 0;
 }
 
 void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
@@ -548,7 +587,7 @@ static void w_key(struct wbuf *w, const struct attr_place_key *k)
 	w_le(w, k->part, 1);
 	w_le(w, k->band, 1);
 	w_le(w, k->family, 1);
-	w_le(w, k->reserved, 1);
+	w_le(w, k->role, 1);
 	w_le(w, k->netns, 4);
 	w_le(w, k->ifindex, 4);
 	w_le(w, k->qdisc_handle, 4);
@@ -742,7 +781,7 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 		k.part = (__u8)r_le(&r, 1);
 		k.band = (__u8)r_le(&r, 1);
 		k.family = (__u8)r_le(&r, 1);
-		k.reserved = (__u8)r_le(&r, 1);
+		k.role = (__u8)r_le(&r, 1);
 		k.netns = (__u32)r_le(&r, 4);
 		k.ifindex = (__u32)r_le(&r, 4);
 		k.qdisc_handle = (__u32)r_le(&r, 4);
@@ -757,7 +796,7 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 		cnt = r_le(&r, 8);
 		if (r.err)
 			break;
-		if (k.part >= ATTR_PARTS || !cnt || k.comm[sizeof(k.comm) - 1] ||
+		if (k.part >= ATTR_PARTS || !cnt || k.role > ROLE_CLIENT || k.comm[sizeof(k.comm) - 1] ||
 		    (__u32)k.band > HIST_SLOTS >> ATTR_BAND_SHIFT) {
 			r.err = -EINVAL;
 			break;
@@ -887,10 +926,10 @@ static void fmt_addr(char *dst, size_t n, __u8 family, const __u8 *addr)
 static void fmt_place(char *dst, size_t n, const struct attr_place_key *k,
 		      const struct snapshot *s)
 {
-	enum attr_place_kind kind = parts[k->part].place;
-	char dev[96] = "", flow[80] = "", thr[64] = "";
+	unsigned set = k->level ? parts[k->part].place_coarse : parts[k->part].place_fine;
+	char dev[96] = "", flow[80] = "", thr[80] = "";
 
-	if (kind == PLACE_DEV || kind == PLACE_FLOW_DEV) {
+	if (set & PLACE_DEV) {
 		const char *name = s ? snapshot__dev_name(s, k->netns, k->ifindex) : NULL;
 		char qd[24] = "";
 
@@ -903,21 +942,24 @@ static void fmt_place(char *dst, size_t n, const struct attr_place_key *k,
 			snprintf(dev, sizeof(dev), "dev ifindex %u%s (netns %u)", k->ifindex,
 				 qd, k->netns);
 	}
-	if (kind == PLACE_FLOW || kind == PLACE_FLOW_DEV || kind == PLACE_THREAD_FLOW) {
+	if (set & (PLACE_FLOW | PLACE_PEER)) {
 		char ra[INET6_ADDRSTRLEN + 2];
 
 		fmt_addr(ra, sizeof(ra), k->family, k->raddr);
-		if (k->lport || k->rport)
+		if (set & PLACE_FLOW)
 			snprintf(flow, sizeof(flow), "flow :%u <-> %s:%u", k->lport, ra,
 				 k->rport);
-	}
-	if (kind == PLACE_THREAD || kind == PLACE_THREAD_FLOW) {
-		if (kind == PLACE_THREAD)
-			snprintf(thr, sizeof(thr), "tid %u (%.16s) cpu %u", k->tid, k->comm,
-				 k->cpu);
+		else if (k->role == ROLE_CLIENT)
+			snprintf(flow, sizeof(flow), "flows to %s:%u", ra, k->rport);
 		else
-			snprintf(thr, sizeof(thr), "tid %u (%.16s)", k->tid, k->comm);
+			snprintf(flow, sizeof(flow), "flows :%u <-> %s", k->lport, ra);
 	}
+	if (set & PLACE_TID)
+		appendf(thr, sizeof(thr), "tid %u (%.16s)", k->tid, k->comm);
+	else if (set & PLACE_PROC)
+		appendf(thr, sizeof(thr), "pid %u (%.16s)", k->tgid, k->comm);
+	if (set & PLACE_CPU)
+		appendf(thr, sizeof(thr), " on cpu %u", k->cpu);
 	dst[0] = 0;
 	appendf(dst, n, "%s%s%s%s%s", thr, thr[0] && (flow[0] || dev[0]) ? " " : "", flow,
 		flow[0] && dev[0] ? " via " : "", dev);
@@ -944,11 +986,32 @@ static int place_cmp_ns(const void *x, const void *y)
 	return place_cmp_noband(x, y); /* deterministic ties */
 }
 
+/* Merges equal places (bands differ) in sel[0..n), sorted by time; returns the count. */
+static size_t places_merge(struct attr_place *sel, size_t n)
+{
+	size_t m = 0;
+
+	qsort(sel, n, sizeof(*sel), place_cmp_noband);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !place_cmp_noband(&sel[m - 1], &sel[i])) {
+			sel[m - 1].ns += sel[i].ns;
+			sel[m - 1].count += sel[i].count;
+		} else {
+			sel[m++] = sel[i];
+		}
+	}
+	qsort(sel, m, sizeof(*sel), place_cmp_ns);
+	return m;
+}
+
+/* Where a part's tail time went: the places of the tail's bands, at the fine level, or at
+ * the coarse one when no fine place holds half of it (loss spread over many flows is a
+ * device's problem, not one flow's). */
 static void stage_places(const struct attr_agg *a, const struct snapshot *s,
 			 enum attr_part part, __u32 band_lo, struct attr_stage_line *l)
 {
 	struct attr_place *sel;
-	size_t n = 0, m = 0;
+	size_t n = 0, m;
 	__u64 total = 0;
 
 	l->nplaces = 0;
@@ -960,20 +1023,18 @@ static void stage_places(const struct attr_agg *a, const struct snapshot *s,
 	for (size_t i = 0; i < a->cap; i++) {
 		const struct attr_place *e = &a->places[i];
 
-		if (e->count && e->key.part == part && e->key.band >= band_lo)
+		if (e->count && e->key.part == part && e->key.band >= band_lo) {
 			sel[n++] = *e;
-	}
-	qsort(sel, n, sizeof(*sel), place_cmp_noband);
-	for (size_t i = 0; i < n; i++) {
-		if (m && !place_cmp_noband(&sel[m - 1], &sel[i])) {
-			sel[m - 1].ns += sel[i].ns;
-			sel[m - 1].count += sel[i].count;
-		} else {
-			sel[m++] = sel[i];
+			total += e->ns;
 		}
-		total += sel[i].ns;
 	}
-	qsort(sel, m, sizeof(*sel), place_cmp_ns);
+	m = places_merge(sel, n);
+	if (m > 1 && 2 * sel[0].ns < total &&
+	    parts[part].place_coarse != parts[part].place_fine) {
+		for (size_t i = 0; i < m; i++)
+			place_key_coarsen(&sel[i].key);
+		m = places_merge(sel, m);
+	}
 	for (size_t i = 0; i < m && l->nplaces < ATTR_TOP_PLACES; i++) {
 		struct attr_place_line *pl = &l->places[l->nplaces++];
 

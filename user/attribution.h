@@ -63,19 +63,21 @@ enum attr_part {
 	ATTR_PARTS,
 };
 
-enum attr_place_kind {
-	PLACE_NONE,
-	PLACE_DEV,		/* netns, ifindex, qdisc handle */
-	PLACE_FLOW,		/* local port <-> remote address:port */
-	PLACE_FLOW_DEV,		/* flow on a device */
-	PLACE_THREAD,		/* tgid, tid, comm, cpu */
-	PLACE_THREAD_FLOW,	/* the reading thread and its flow */
+/* What identifies a place; a part's places are kept at a fine level and, when no fine
+ * place holds half of the part's tail time, reported at a coarse one. */
+enum attr_place_field {
+	PLACE_DEV = 1,		/* netns, ifindex, qdisc handle */
+	PLACE_FLOW = 2,		/* local port <-> remote address:port */
+	PLACE_PEER = 4,		/* local port <-> remote address (any remote port) */
+	PLACE_PROC = 8,		/* tgid, comm */
+	PLACE_TID = 16,		/* thread id */
+	PLACE_CPU = 32,		/* CPU the thread last ran on */
 };
 
 struct attr_part_info {
 	const char *stage;	/* stage name in outputs ("tx.qdisc", "app.other", ...) */
 	enum attr_class class;
-	enum attr_place_kind place;
+	unsigned place_fine, place_coarse; /* enum attr_place_field sets */
 	const char *desc;
 };
 
