@@ -152,33 +152,30 @@ static void flow_label(const struct req_event *e, char *buf, size_t len)
 
 	if (!inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->raddr, a, sizeof(a)))
 		snprintf(a, sizeof(a), "?");
-	snprintf(buf, len, ":%u <-> %s:%u", e->lport, a, e->rport);
+	/* no remote port: one frame per peer, not per connection, keeps stacks readable */
+	snprintf(buf, len, ":%u <-> %s", e->lport, a);
 	sanitize(buf);
 }
 
-/* Where a part of a request happened, at the granularity attribution keeps for it. */
+/* Where a part of a request happened, at the coarse granularity attribution reports it
+ * at (the process is the next frame, so it is not repeated here). */
 static void part_place(const struct snapshot *s, const struct req_event *e, enum attr_part part,
 		       char *buf, size_t len)
 {
 	const struct attr_part_info *pi = attr_part_info(part);
+	unsigned where = pi ? pi->place_coarse : 0;
 
-	switch (pi ? pi->place : PLACE_NONE) {
-	case PLACE_DEV:
-	case PLACE_FLOW_DEV:
+	if (where & PLACE_DEV)
 		device_label(s, e->netns, e->ifindex, e->qdisc_handle, part == PART_TX_QDISC, buf,
 			     len);
-		break;
-	case PLACE_FLOW:
-		flow_label(e, buf, len);
-		break;
-	case PLACE_THREAD:
-	case PLACE_THREAD_FLOW:
+	else if (where & PLACE_CPU)
 		snprintf(buf, len, "cpu %u", e->cpu);
-		break;
-	default:
+	else if (where & (PLACE_PEER | PLACE_FLOW))
+		flow_label(e, buf, len);
+	else if (where & PLACE_TID)
+		snprintf(buf, len, "tid %u", e->tid);
+	else
 		snprintf(buf, len, "(no place)");
-		break;
-	}
 }
 
 /* Each kept request's latency split into attribution parts (user/attribution.h): the

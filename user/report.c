@@ -104,6 +104,15 @@ static double window_seconds(const struct snapshot *s)
 	return s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) / 1e9 : 0;
 }
 
+#define REPORT_TOP_STACKS 20
+
+static int cmp_rows_ns(const void *a, const void *b)
+{
+	const struct tail_row *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
 int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 		      unsigned long intervals)
 {
@@ -164,13 +173,18 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	fmt_ns(a, sizeof(a), (double)tp.total_ns);
 	fprintf(f, "\ntail profile (source: %s): %s over %llu samples\n",
 		tail_source_name(tp.source), a, (unsigned long long)tp.total_count);
-	for (size_t i = 0; i < tp.nrows; i++) {
+	/* heaviest stacks first; the full list is what --format folded is for */
+	qsort(tp.rows, tp.nrows, sizeof(*tp.rows), cmp_rows_ns);
+	for (size_t i = 0; i < tp.nrows && i < REPORT_TOP_STACKS; i++) {
 		fmt_ns(a, sizeof(a), (double)tp.rows[i].ns);
 		fprintf(f, "  %5.1f%% %10s  %s;%s;%s;%s\n",
 			tp.total_ns ? 100.0 * (double)tp.rows[i].ns / (double)tp.total_ns : 0.0, a,
 			tp.rows[i].frame[0], tp.rows[i].frame[1], tp.rows[i].frame[2],
 			tp.rows[i].frame[3]);
 	}
+	if (tp.nrows > REPORT_TOP_STACKS)
+		fprintf(f, "  ... %zu more (--format folded lists all)\n",
+			tp.nrows - REPORT_TOP_STACKS);
 	tail_profile__free(&tp);
 
 	fputs("\ncounters:", f);
