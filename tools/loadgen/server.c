@@ -507,10 +507,12 @@ int server_main(int argc, char **argv)
 		json_stats(f, "compute_us", g_compute.v, g_compute.n);
 		fprintf(f, ", ");
 		json_stats(f, "cpu_us", g_cpu.v, g_cpu.n);
-		fprintf(f, ", \"bulk_bytes\": %llu, \"bulk_bps\": %.1f}\n",
-			(unsigned long long)g_bulk_bytes,
-			g_bulk_t1 > g_bulk_t0 ? (double)g_bulk_bytes * 8e9 / (double)(g_bulk_t1 - g_bulk_t0)
-					      : 0.0);
+		fprintf(f, ", \"bulk_bytes\": %llu, \"bulk_bps\": ", (unsigned long long)g_bulk_bytes);
+		if (g_bulk_t1 > g_bulk_t0)
+			fprintf(f, "%.1f}\n",
+				(double)g_bulk_bytes * 8e9 / (double)(g_bulk_t1 - g_bulk_t0));
+		else
+			fprintf(f, "null}\n");
 		fclose(f);
 	}
 	vec_free(&g_service);
