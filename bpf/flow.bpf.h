@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Per-socket state in socket-local storage: freed with the socket, so flows that come and
- * go never leak map entries. Holds the filter verdict, the group fields of the histogram
- * key, the receive-queue FIFO and the request being built. */
+/* Per-socket state, keyed by the socket's address. Not socket-local storage: the packet
+ * hooks (qdisc, driver, net_dev_queue) only reach the socket through skb->sk, an untrusted
+ * pointer that bpf_sk_storage_get() refuses. Entries are deleted when the socket reaches
+ * TCP_CLOSE, so flows that come and go do not accumulate; a full map is counted. Holds the
+ * filter verdict, the group fields of the histogram key, the receive-queue FIFO and the
+ * request being built. */
 #ifndef TT_FLOW_BPF_H
 #define TT_FLOW_BPF_H
 
@@ -68,11 +71,14 @@ struct flow {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
 	__type(value, struct flow);
 } flows SEC(".maps");
+
+static const struct flow zero_flow;
 
 static __always_inline void flow_fill_addrs(struct flow *f, struct sock *sk)
 {
@@ -96,9 +102,11 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 	struct flow *f;
 	__u16 lport, rport;
 
+	__u64 addr = (__u64)sk;
+
 	if (!sk)
 		return NULL;
-	f = bpf_sk_storage_get(&flows, sk, NULL, 0);
+	f = bpf_map_lookup_elem(&flows, &addr);
 	if (f)
 		return f->verdict == FLOW_IGNORED ? NULL : f;
 	if (!create)
@@ -109,11 +117,14 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 	rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	if (!port_selected(lport, rport))
 		return NULL;
-	f = bpf_sk_storage_get(&flows, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!f) {
+	if (bpf_map_update_elem(&flows, &addr, &zero_flow, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&flows, &addr)) {
 		cnt_add(CNT_FLOW_UPDATE_FAIL, 1);
 		return NULL;
 	}
+	f = bpf_map_lookup_elem(&flows, &addr);
+	if (!f)
+		return NULL;
 	flow_fill_addrs(f, sk);
 	/* sockops overrides this guess at connection setup; sockets that predate tailtrace
 	 * are classed by which side holds the selected (or the lower) port */
@@ -169,6 +180,14 @@ static __always_inline struct flow *flow_owner(struct sock *sk)
 		f->verdict = ok ? FLOW_TRACED : FLOW_IGNORED;
 	}
 	return f->verdict == FLOW_TRACED ? f : NULL;
+}
+
+/* The socket is gone (TCP_CLOSE): forget it. */
+static __always_inline void flow_forget(struct sock *sk)
+{
+	__u64 addr = (__u64)sk;
+
+	bpf_map_delete_elem(&flows, &addr);
 }
 
 static __always_inline struct flow *flow_traced(struct sock *sk)

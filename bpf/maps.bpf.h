@@ -19,6 +19,7 @@ const volatile char targ_comm[16] = {};
 const volatile bool targ_filter_comm = false;
 const volatile bool targ_filter_cgroup = false;
 const volatile __u32 targ_devs[8] = {};	/* ifindexes from --dev */
+const volatile __u32 targ_dev_netns[8] = {};	/* ... and their network namespace inodes */
 const volatile __u32 targ_ndevs = 0;
 const volatile __u8 targ_by = GROUP_NONE;
 const volatile __u8 targ_role = ROLE_AUTO;
@@ -116,14 +117,19 @@ static __always_inline bool port_selected(__u16 lport, __u16 rport)
 	return false;
 }
 
-static __always_inline bool dev_selected(__u32 ifindex)
+/* ifindexes repeat across network namespaces: a device is (netns inode, ifindex). */
+static __always_inline bool dev_selected(struct net_device *dev)
 {
+	__u32 ifindex, netns;
+
 	if (!targ_ndevs)
 		return true;
+	ifindex = BPF_CORE_READ(dev, ifindex);
+	netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
 	for (int i = 0; i < 8; i++) {
 		if (i >= targ_ndevs)
 			break;
-		if (targ_devs[i] == ifindex)
+		if (targ_devs[i] == ifindex && targ_dev_netns[i] == netns)
 			return true;
 	}
 	return false;

@@ -127,7 +127,7 @@ int BPF_PROG(tt_sched_exit, struct task_struct *p)
 /* --cuda: off-CPU time inside libcuda's synchronisation calls is GPU wait. Attached by
  * userspace to cuStreamSynchronize, cuEventSynchronize and cuCtxSynchronize. */
 SEC("uprobe")
-int BPF_UPROBE(tt_cuda_sync_enter)
+int tt_cuda_sync_enter(struct pt_regs *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
@@ -138,7 +138,7 @@ int BPF_UPROBE(tt_cuda_sync_enter)
 }
 
 SEC("uretprobe")
-int BPF_URETPROBE(tt_cuda_sync_exit)
+int tt_cuda_sync_exit(struct pt_regs *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread *t = bpf_map_lookup_elem(&threads, &tid);

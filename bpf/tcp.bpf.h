@@ -89,6 +89,16 @@ static __always_inline bool stamp_take(void *map, __u64 skb, struct pkt_stamp *o
 	return true;
 }
 
+/* flow_traced() for sockops, where the cookie helper takes the context, not the socket */
+static __always_inline struct flow *sockops_flow(struct bpf_sock_ops *skops, struct sock *sk)
+{
+	struct flow *f = flow_get(sk, true);
+
+	if (f && !f->cookie)
+		f->cookie = bpf_get_socket_cookie(skops);
+	return f && f->verdict == FLOW_TRACED ? f : NULL;
+}
+
 /* ---- sockops: role, TX timestamping (SENDMSG -> SCHED -> SND_SW -> ACK) ---- */
 
 static __always_inline __u32 skb_tskey(struct sk_buff *skb)
@@ -117,6 +127,7 @@ SEC("sockops")
 int tt_sockops(struct bpf_sock_ops *skops)
 {
 	struct bpf_sock_ops_kern *kctx;
+	struct bpf_sock *bsk;
 	struct txts_key key = {};
 	struct txts *ts, fresh = {};
 	struct flow *f;
@@ -124,9 +135,12 @@ int tt_sockops(struct bpf_sock_ops *skops)
 	__u64 now;
 	int on = 1; /* SK_BPF_CB_TX_TIMESTAMPING */
 
-	if (!skops->sk)
+	bsk = skops->sk;
+	/* keep the null-checked register: a reload would be sock_or_null again */
+	asm volatile("" : "+r"(bsk));
+	if (!bsk)
 		return 1;
-	sk = (struct sock *)bpf_skc_to_tcp_sock(skops->sk);
+	sk = (struct sock *)bpf_skc_to_tcp_sock(bsk);
 	if (!sk)
 		return 1;
 	switch (skops->op) {
@@ -143,7 +157,7 @@ int tt_sockops(struct bpf_sock_ops *skops)
 		bpf_setsockopt(skops, SOL_SOCKET, SK_BPF_CB_FLAGS_OPT, &on, sizeof(on));
 		return 1;
 	case BPF_SOCK_OPS_TSTAMP_SENDMSG_CB:
-		f = flow_traced(sk);
+		f = sockops_flow(skops, sk);
 		if (!f)
 			return 1;
 		kctx = bpf_cast_to_kern_ctx(skops);
@@ -164,7 +178,7 @@ int tt_sockops(struct bpf_sock_ops *skops)
 	default:
 		return 1;
 	}
-	f = flow_traced(sk);
+	f = sockops_flow(skops, sk);
 	if (!f)
 		return 1;
 	kctx = bpf_cast_to_kern_ctx(skops);
@@ -256,13 +270,16 @@ int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
 	return 0;
 }
 
-static __always_inline bool skb_selected(struct sk_buff *skb, __u32 ifindex, struct flow **fp)
+/* A packet is timed when its socket is traced, or, with --dev, when it crosses a selected
+ * device (forwarded packets have no socket). */
+static __always_inline bool skb_selected(struct sk_buff *skb, struct net_device *dev,
+					 struct flow **fp)
 {
 	struct flow *f = flow_get(skb->sk, false);
 
 	*fp = f && f->verdict == FLOW_TRACED ? f : NULL;
 	if (targ_ndevs)
-		return dev_selected(ifindex);
+		return dev_selected(dev);
 	return *fp != NULL;
 }
 
@@ -272,7 +289,7 @@ int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct
 	struct pkt_stamp st = {};
 	struct flow *f;
 
-	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev, ifindex), &f))
+	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev), &f))
 		return 0;
 	st.ts = bpf_ktime_get_ns();
 	stamp_put(&qdisc_stamps, (__u64)skb, &st);
@@ -281,12 +298,12 @@ int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct
 
 static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u64 now)
 {
-	struct pkt_stamp st;
+	struct pkt_stamp st = {};
 	struct dev_key dk;
 	struct flow *f;
 	__u32 handle;
 
-	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev, ifindex), &f))
+	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev), &f))
 		return;
 	cnt_add(CNT_QDISC_PKTS, 1);
 	if (!stamp_take(&qdisc_stamps, (__u64)skb, &st))
@@ -333,7 +350,7 @@ int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 	struct flow *f;
 	__u64 now;
 
-	if (!skb_selected(skb, dev->ifindex, &f))
+	if (!skb_selected(skb, dev, &f))
 		return 0;
 	now = bpf_ktime_get_ns();
 	slot = bpf_map_lookup_elem(&nic_slots, &zero);
@@ -428,7 +445,7 @@ SEC("tp_btf/tcp_probe")
 int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	struct pkt_stamp st;
+	struct pkt_stamp st = {};
 	struct flow *f;
 	__u64 now, srtt, minrtt;
 	bool stamped;
@@ -577,7 +594,7 @@ SEC("tp_btf/kfree_skb")
 int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
 	     struct sock *rx_sk)
 {
-	struct pkt_stamp st;
+	struct pkt_stamp st = {};
 	struct flow *f;
 	__u32 r = reason;
 
@@ -612,6 +629,8 @@ int BPF_PROG(tt_inet_sock_set_state, struct sock *sk, int oldstate, int newstate
 	f = flow_get(sk, false);
 	if (f && f->verdict == FLOW_TRACED)
 		req_emit(f);
+	if (newstate == TCP_CLOSE_STATE)
+		flow_forget(sk);
 	return 0;
 }
 

@@ -12,6 +12,7 @@ struct tt_cmd {
 };
 
 int cmd_probe(int argc, char **argv);
+int cmd_hist(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 /* `tailtrace CMD --help` text for a command, printed by each command on -h. */

@@ -99,6 +99,7 @@ int snapshot__merge(struct snapshot *dst, const struct snapshot *src)
 	if (src->hist_live > dst->hist_live)
 		dst->hist_live = src->hist_live;
 	dst->events_lost += src->events_lost;
+	dst->pkt_unmatched += src->pkt_unmatched;
 	for (size_t i = 0; i < src->nslow; i++) {
 		if (grow((void **)&dst->slow_reqs, &dst->slow_cap, dst->nslow + 1,
 			 sizeof(*dst->slow_reqs)))

@@ -30,6 +30,7 @@ struct snapshot {
 	__u64 hist_evicted;	/* histogram keys evicted by the LRU map */
 	__u64 hist_live;	/* histogram keys present at snapshot time */
 	__u64 events_lost;	/* ring buffer events lost (also in counters) */
+	__u64 pkt_unmatched;	/* per-packet/per-send stamps evicted or never matched */
 	/* flight recorder: requests above the adaptive threshold, bounded per interval */
 	struct req_event *slow_reqs;
 	size_t nslow, slow_cap;

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `tailtrace hist`: per-stage latency histograms of the selected TCP traffic. */
+#include <stdio.h>
+#include <string.h>
+#include "commands.h"
+#include "session.h"
+#include "stage_report.h"
+
+/* request and scheduler stages need the request programs */
+static unsigned int hist_features(const struct tt_opts *o)
+{
+	for (int i = 0; i < o->nstages; i++)
+		if (o->stages[i] >= STAGE_SCHED_RUNQ && o->stages[i] <= STAGE_REQ_GAP)
+			return COLL_REQUESTS;
+	return 0;
+}
+
+static void emit(const struct session *ss, const struct snapshot *snap, double dur)
+{
+	struct stage_report_opts ro = { .stages = ss->o.stages, .nstages = ss->o.nstages,
+					.duration_s = dur, .chart = true };
+
+	if (ss->o.json) {
+		struct json_writer w;
+
+		jw_init(&w, stdout, false);
+		jw_object_begin(&w, NULL);
+		stage_report_json(snap, &ro, &w);
+		jw_object_end(&w);
+		jw_finish(&w);
+	} else {
+		printf("\n%.1f s of traffic\n", dur);
+		stage_report_text(snap, &ro, stdout);
+		fflush(stdout);
+	}
+}
+
+int cmd_hist(int argc, char **argv)
+{
+	struct session ss;
+	struct snapshot snap;
+	double last = 0;
+	bool more = true;
+	int r;
+
+	r = session_start(&ss, "hist", argc, argv,
+			  OPT_FILTERS | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_STAGE | OPT_BY |
+				  OPT_ROLE,
+			  0, hist_features);
+	if (r >= 0)
+		return r;
+	if (!ss.o.json && !ss.o.interval_s)
+		fprintf(stderr, "Tracing TCP stages%s... Hit Ctrl-C to end.\n",
+			ss.o.duration_s > 0 ? " for the given duration" : "");
+	while (more) {
+		double now;
+
+		more = session_wait(&ss, ss.o.interval_s);
+		snapshot__init(&snap);
+		r = collector__snapshot(ss.coll, &snap);
+		now = session_elapsed(&ss);
+		if (!r && (ss.o.interval_s > 0 || !more))
+			emit(&ss, &snap, ss.o.interval_s > 0 ? now - last : now);
+		last = now;
+		snapshot__free(&snap);
+		if (r)
+			break;
+	}
+	session_end(&ss);
+	return r ? 1 : 0;
+}

@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Loads and attaches the TCP/scheduler/request programs and reads their maps into
+ * snapshots. Everything is attached through bpf_links owned by this process, so nothing
+ * outlives it, even after kill -9. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "collector.h"
+#include "attribution.h"
+#include "cgroup.h"
+#include "histogram.h"
+#include "netdev.h"
+#include "stages.h"
+#include "tailtrace.skel.h"
+
+#define SLOW_KEEP_MAX 256	/* flight-recorder requests kept per snapshot */
+#define MAX_LINKS 64
+#define HIST_MAP_BUDGET (96u << 20)	/* bytes of per-CPU histogram memory at most */
+
+struct collector {
+	struct tailtrace_bpf *skel;
+	struct bpf_link *links[MAX_LINKS];
+	int nlinks;
+	struct ring_buffer *rb;
+	struct kernel_caps caps;
+	unsigned int features;
+	int ncpus;
+	size_t hist_stride;
+	void *percpu_buf;
+	__u64 prev_counters[CNT__MAX];
+	__u64 prev_drops[TT_DROP_REASONS];
+	__u64 user_deleted;		/* histogram keys this process deleted after reading */
+	__u64 prev_evicted;
+	struct attr_agg *agg;
+	struct req_event *slow;
+	size_t nslow;
+	__u64 slow_cut;
+	struct hist seen;		/* all request latencies: the adaptive slow threshold */
+	__u64 slow_threshold;
+	collector_req_cb cb;
+	void *cb_ctx;
+	enum tt_stage missing[STAGE__MAX];
+	const char *missing_why[STAGE__MAX];
+	char why_buf[STAGE__MAX][128];
+	int nmissing;
+	__u64 start_realtime;
+};
+
+/* Which tracepoint each tp_btf program needs; programs of absent hooks are not loaded. */
+static const struct {
+	const char *prog;
+	const char *tp;
+	bool requests_only;
+} prog_hooks[] = {
+	{ "tt_tcp_sendmsg", "tcp:tcp_sendmsg_locked", false },
+	{ "tt_sock_send_length", "sock:sock_send_length", false },
+	{ "tt_net_dev_queue", "net:net_dev_queue", false },
+	{ "tt_qdisc_enqueue", "qdisc:qdisc_enqueue", false },
+	{ "tt_qdisc_dequeue", "qdisc:qdisc_dequeue", false },
+	{ "tt_net_dev_start_xmit", "net:net_dev_start_xmit", false },
+	{ "tt_net_dev_xmit", "net:net_dev_xmit", false },
+	{ "tt_netif_receive_skb", "net:netif_receive_skb", false },
+	{ "tt_tcp_probe", "tcp:tcp_probe", false },
+	{ "tt_sk_data_ready", "sock:sk_data_ready", false },
+	{ "tt_sock_recv_length", "sock:sock_recv_length", false },
+	{ "tt_tcp_retransmit_skb", "tcp:tcp_retransmit_skb", false },
+	{ "tt_kfree_skb", "skb:kfree_skb", false },
+	{ "tt_inet_sock_set_state", "sock:inet_sock_set_state", false },
+	{ "tt_sched_switch", "sched:sched_switch", true },
+	{ "tt_sched_wakeup", "sched:sched_wakeup", true },
+	{ "tt_sched_exit", "sched:sched_process_exit", true },
+};
+
+static const char *const cuda_syncs[] = { "cuStreamSynchronize", "cuEventSynchronize",
+					  "cuCtxSynchronize" };
+
+static int fail(char *err, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int on_req_event(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+	const struct req_event *ev = data;
+	__u64 lat;
+
+	if (size < sizeof(*ev))
+		return 0;
+	attr_agg__add(c->agg, ev);
+	lat = ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0;
+	hist_record(&c->seen, lat);
+	if ((c->seen.count & 255) == 1 || c->seen.count < 256)
+		c->slow_threshold = c->seen.count >= 100 ? hist_quantile(&c->seen, 0.99) : ~0ULL;
+	if ((c->features & COLL_SLOW_REQS) && lat >= c->slow_threshold) {
+		if (c->nslow < SLOW_KEEP_MAX)
+			c->slow[c->nslow++] = *ev;
+		else
+			c->slow_cut++;
+	}
+	if (c->cb)
+		c->cb(ev, c->cb_ctx);
+	return 0;
+}
+
+static const char *find_libcuda(void)
+{
+	static const char *const paths[] = { "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+					     "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
+					     "/usr/lib64/libcuda.so.1", "/usr/local/cuda/lib64/libcuda.so.1",
+					     "/usr/lib/wsl/lib/libcuda.so.1" };
+	const char *env = getenv("TAILTRACE_LIBCUDA");
+
+	if (env && *env)
+		return access(env, R_OK) ? NULL : env;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (!access(paths[i], R_OK))
+			return paths[i];
+	return NULL;
+}
+
+static int add_link(struct collector *c, struct bpf_link *l)
+{
+	if (!l)
+		return -errno;
+	if (c->nlinks == MAX_LINKS) {
+		bpf_link__destroy(l);
+		return -E2BIG;
+	}
+	c->links[c->nlinks++] = l;
+	return 0;
+}
+
+static void note_missing(struct collector *c)
+{
+	struct stage_feed feed;
+
+	for (int s = 0; s < STAGE__MAX; s++) {
+		if (s == STAGE_RDMA_WR || s == STAGE_RDMA_CQ_EVENT)
+			continue; /* the RDMA tracer reports its own */
+		if (s == STAGE_GPU_WAIT && !c->skel->rodata->targ_requests)
+			continue;
+		stage_feed_of(&c->caps, s, &feed);
+		if (feed.available)
+			continue;
+		snprintf(c->why_buf[c->nmissing], sizeof(c->why_buf[0]), "%s", feed.why);
+		c->missing_why[c->nmissing] = c->why_buf[c->nmissing];
+		c->missing[c->nmissing++] = s;
+	}
+}
+
+int collector__open(struct collector **out, const struct tt_opts *o, unsigned int features,
+		    char *err, size_t errlen, bool *usage)
+{
+	struct collector *c;
+	struct bpf_program *p;
+	char path[4096], cgmnt[512];
+	int cgfd = -1, attach_cgfd = -1, r;
+	size_t hist_entries;
+
+	*usage = false;
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	c->features = features;
+	c->agg = attr_agg__new();
+	c->slow = calloc(SLOW_KEEP_MAX, sizeof(*c->slow));
+	c->slow_threshold = ~0ULL;
+	if (!c->agg || !c->slow) {
+		r = fail(err, errlen, -ENOMEM, "out of memory");
+		goto error;
+	}
+	/* user input first, so a typo is a usage error before anything is loaded */
+	if (o->pid && kill((pid_t)o->pid, 0) && errno == ESRCH) {
+		*usage = true;
+		r = fail(err, errlen, -ESRCH, "no process with pid %u", o->pid);
+		goto error;
+	}
+	if (o->cgroup_path[0]) {
+		cgfd = cgroup_open_path(o->cgroup_path, path, sizeof(path));
+		if (cgfd < 0) {
+			*usage = true;
+			r = fail(err, errlen, cgfd, "cgroup '%s' not found in the cgroup v2 hierarchy",
+				 o->cgroup_path);
+			goto error;
+		}
+	}
+	c->skel = tailtrace_bpf__open();
+	if (!c->skel) {
+		r = fail(err, errlen, -errno, "opening the BPF object failed: %s", strerror(errno));
+		goto error;
+	}
+	for (int i = 0; i < o->ndevs; i++) {
+		struct netdev_ref ref;
+
+		r = netdev_resolve(o->devs[i], &ref);
+		if (r) {
+			*usage = true;
+			r = fail(err, errlen, r,
+				 r == -EEXIST ? "device '%s' exists in several network namespaces: "
+						"use NETNS/IFNAME"
+					      : "unknown device '%s' (not in this or any named netns)",
+				 o->devs[i]);
+			goto error;
+		}
+		c->skel->rodata->targ_devs[i] = ref.ifindex;
+		c->skel->rodata->targ_dev_netns[i] = ref.netns;
+	}
+	c->skel->rodata->targ_ndevs = o->ndevs;
+	for (int i = 0; i < o->nports; i++)
+		c->skel->rodata->targ_ports[i] = o->ports[i];
+	c->skel->rodata->targ_nports = o->nports;
+	c->skel->rodata->targ_tgid = o->pid;
+	if (o->comm[0]) {
+		memcpy((char *)c->skel->rodata->targ_comm, o->comm, sizeof(o->comm));
+		c->skel->rodata->targ_filter_comm = true;
+	}
+	c->skel->rodata->targ_filter_cgroup = cgfd >= 0;
+	c->skel->rodata->targ_by = o->by;
+	c->skel->rodata->targ_role = o->role;
+	c->skel->rodata->targ_requests = features & COLL_REQUESTS;
+
+	kernel_caps_probe(&c->caps);
+	if (!c->caps.btf) {
+		r = fail(err, errlen, -ENOTSUP,
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux): tailtrace needs "
+			 "CONFIG_DEBUG_INFO_BTF=y");
+		goto error;
+	}
+	c->ncpus = libbpf_num_possible_cpus();
+	if (c->ncpus < 1)
+		c->ncpus = 1;
+	c->hist_stride = (sizeof(struct hist) + 7) & ~(size_t)7;
+	hist_entries = HIST_MAP_BUDGET / (c->hist_stride * (size_t)c->ncpus);
+	if (hist_entries > 4096)
+		hist_entries = 4096;
+	if (hist_entries < 64)
+		hist_entries = 64;
+	bpf_map__set_max_entries(c->skel->maps.hists, (__u32)hist_entries);
+	c->percpu_buf = calloc((size_t)c->ncpus, c->hist_stride);
+	if (!c->percpu_buf) {
+		r = fail(err, errlen, -ENOMEM, "out of memory");
+		goto error;
+	}
+
+	/* degrade to the stages this kernel can feed: leave out programs whose hook is absent */
+	for (size_t i = 0; i < sizeof(prog_hooks) / sizeof(prog_hooks[0]); i++) {
+		p = bpf_object__find_program_by_name(c->skel->obj, prog_hooks[i].prog);
+		if (!p)
+			continue;
+		if (!kernel_caps_has_tp(&c->caps, prog_hooks[i].tp) ||
+		    (prog_hooks[i].requests_only && !(features & COLL_REQUESTS)))
+			bpf_program__set_autoload(p, false);
+	}
+	if (!c->caps.kinds[PK_SOCKOPS_TSTAMP].available)
+		bpf_program__set_autoload(c->skel->progs.tt_sockops, false);
+	if (!o->cuda || !(features & COLL_REQUESTS) || !c->caps.kinds[PK_UPROBE].available) {
+		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_enter, false);
+		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_exit, false);
+	}
+	r = tailtrace_bpf__load(c->skel);
+	if (r) {
+		r = fail(err, errlen, r, "loading the BPF programs failed: %s (run with -v for the "
+			 "verifier log)", strerror(-r));
+		goto error;
+	}
+	if (cgfd >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.cgroup_filter), &zero, &cgfd, 0)) {
+			r = fail(err, errlen, -errno, "setting the cgroup filter failed: %s",
+				 strerror(errno));
+			goto error;
+		}
+	}
+	bpf_object__for_each_program(p, c->skel->obj) {
+		if (!bpf_program__autoload(p))
+			continue;
+		if (p == c->skel->progs.tt_cuda_sync_enter || p == c->skel->progs.tt_cuda_sync_exit)
+			continue;
+		if (p == c->skel->progs.tt_sockops) {
+			/* the cgroup2 root sees every socket; --cgroup narrows it */
+			if (cgfd >= 0) {
+				attach_cgfd = dup(cgfd);
+			} else if (!cgroup2_mount(cgmnt, sizeof(cgmnt))) {
+				attach_cgfd = open(cgmnt, O_RDONLY | O_DIRECTORY);
+			}
+			if (attach_cgfd < 0) {
+				r = fail(err, errlen, -ENOENT, "no cgroup v2 hierarchy for sockops");
+				goto error;
+			}
+			r = add_link(c, bpf_program__attach_cgroup(p, attach_cgfd));
+			close(attach_cgfd);
+			attach_cgfd = -1;
+		} else {
+			r = add_link(c, bpf_program__attach(p));
+		}
+		if (r) {
+			r = fail(err, errlen, r, "attaching %s failed: %s", bpf_program__name(p),
+				 strerror(-r));
+			goto error;
+		}
+	}
+	if (o->cuda && (features & COLL_REQUESTS)) {
+		const char *lib = find_libcuda();
+
+		if (!lib) {
+			*usage = true;
+			r = fail(err, errlen, -ENOENT,
+				 "--cuda: libcuda.so.1 not found (set TAILTRACE_LIBCUDA=PATH)");
+			goto error;
+		}
+		for (size_t i = 0; i < sizeof(cuda_syncs) / sizeof(cuda_syncs[0]); i++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = cuda_syncs[i]);
+			pid_t pid = o->pid ? (pid_t)o->pid : -1;
+
+			uo.retprobe = false;
+			r = add_link(c, bpf_program__attach_uprobe_opts(
+						c->skel->progs.tt_cuda_sync_enter, pid, lib, 0, &uo));
+			if (!r) {
+				uo.retprobe = true;
+				r = add_link(c, bpf_program__attach_uprobe_opts(
+							c->skel->progs.tt_cuda_sync_exit, pid, lib, 0,
+							&uo));
+			}
+			if (r) {
+				r = fail(err, errlen, r, "--cuda: attaching to %s in %s failed: %s",
+					 cuda_syncs[i], lib, strerror(-r));
+				goto error;
+			}
+		}
+	}
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.req_events), on_req_event, c, NULL);
+	if (!c->rb) {
+		r = fail(err, errlen, -errno, "ring buffer setup failed: %s", strerror(errno));
+		goto error;
+	}
+	if (cgfd >= 0)
+		close(cgfd);
+	note_missing(c);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		c->start_realtime = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	}
+	*out = c;
+	return 0;
+error:
+	if (cgfd >= 0)
+		close(cgfd);
+	collector__close(c);
+	return r;
+}
+
+int collector__unavailable(const struct collector *c, enum tt_stage *stages, const char **why,
+			   int max)
+{
+	int n = c->nmissing < max ? c->nmissing : max;
+
+	for (int i = 0; i < n; i++) {
+		stages[i] = c->missing[i];
+		why[i] = c->missing_why[i];
+	}
+	return n;
+}
+
+const struct kernel_caps *collector__caps(const struct collector *c)
+{
+	return &c->caps;
+}
+
+void collector__set_req_cb(struct collector *c, collector_req_cb cb, void *ctx)
+{
+	c->cb = cb;
+	c->cb_ctx = ctx;
+}
+
+int collector__poll(struct collector *c, int timeout_ms)
+{
+	return ring_buffer__poll(c->rb, timeout_ms);
+}
+
+static int sum_percpu_array(int fd, __u32 n, __u64 *out, int ncpus)
+{
+	__u64 *vals = calloc((size_t)ncpus, sizeof(__u64));
+
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			out[i] += vals[cpu];
+	}
+	free(vals);
+	return 0;
+}
+
+/* Entries present in a map (for the "inserted - deleted - present" eviction count). */
+static __u64 map_count(const struct bpf_map *map)
+{
+	size_t key_size = bpf_map__key_size(map);
+	int fd = bpf_map__fd(map);
+	unsigned char key[64], next[64];
+	void *prev = NULL;
+	__u64 n = 0;
+
+	if (key_size > sizeof(key))
+		return 0;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, key_size);
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
+int collector__snapshot(struct collector *c, struct snapshot *s)
+{
+	int hfd = bpf_map__fd(c->skel->maps.hists);
+	struct hist_key key, next, *keys = NULL;
+	size_t nkeys = 0, cap = 0;
+	__u64 cur[CNT__MAX], drops[TT_DROP_REASONS], pkt_live;
+	struct hist merged;
+	struct timespec ts;
+	void *prev = NULL;
+	int err = 0;
+
+	/* the ring buffer first, so requests finished before now land in this snapshot */
+	ring_buffer__consume(c->rb);
+	while (!bpf_map_get_next_key(hfd, prev, &next)) {
+		if (nkeys == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct hist_key *nk = realloc(keys, ncap * sizeof(*keys));
+
+			if (!nk) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = nk;
+			cap = ncap;
+		}
+		keys[nkeys++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < nkeys; i++) {
+		/* read and delete atomically: nothing counted between the two is lost */
+		if (bpf_map_lookup_and_delete_elem(hfd, &keys[i], c->percpu_buf))
+			continue;
+		c->user_deleted++;
+		memset(&merged, 0, sizeof(merged));
+		hist_merge_percpu(&merged, c->percpu_buf, c->ncpus, c->hist_stride);
+		if (merged.count && (err = snapshot__add_hist(s, &keys[i], &merged)))
+			break;
+	}
+	free(keys);
+	if (err)
+		return err;
+
+	sum_percpu_array(bpf_map__fd(c->skel->maps.counters), CNT__MAX, cur, c->ncpus);
+	for (int i = 0; i < CNT__MAX; i++) {
+		s->counters[i] += cur[i] - c->prev_counters[i];
+		c->prev_counters[i] = cur[i];
+	}
+	sum_percpu_array(bpf_map__fd(c->skel->maps.drop_reasons), TT_DROP_REASONS, drops,
+			 c->ncpus);
+	for (int i = 0; i < TT_DROP_REASONS; i++) {
+		s->drop_reasons[i] += drops[i] - c->prev_drops[i];
+		c->prev_drops[i] = drops[i];
+	}
+	/* every key created and not deleted by us is gone only if the LRU evicted it */
+	{
+		__u64 inserts = cur[CNT_HIST_INSERTS];
+		__u64 evicted = inserts > c->user_deleted ? inserts - c->user_deleted : 0;
+
+		s->hist_evicted += evicted - c->prev_evicted;
+		c->prev_evicted = evicted;
+		s->hist_live = nkeys;
+	}
+	/* per-packet stamps never matched: evicted by the LRU or left by packets we did not
+	 * see leave (reported as lost, never silently) */
+	pkt_live = map_count(c->skel->maps.tx_stamps) + map_count(c->skel->maps.qdisc_stamps) +
+		   map_count(c->skel->maps.rx_stamps);
+	s->events_lost = cur[CNT_EVENTS_LOST];
+	{
+		__u64 ins = cur[CNT_PKT_INSERTS], del = cur[CNT_PKT_DELETES] + pkt_live;
+
+		s->pkt_unmatched = ins > del ? ins - del : 0;
+	}
+	/* device names (kept in the kernel map: devices seen once stay named) */
+	{
+		int dfd = bpf_map__fd(c->skel->maps.devnames);
+		struct dev_key dk, dn, *dprev = NULL;
+		struct dev_name name;
+
+		while (!bpf_map_get_next_key(dfd, dprev, &dn)) {
+			if (!bpf_map_lookup_elem(dfd, &dn, &name)) {
+				name.name[sizeof(name.name) - 1] = 0;
+				snapshot__add_dev(s, &dn, name.name);
+			}
+			dk = dn;
+			dprev = &dk;
+		}
+	}
+	/* attribution aggregate and slow requests move into the snapshot */
+	if (s->attr) {
+		attr_agg__merge(s->attr, c->agg);
+		attr_agg__free(c->agg);
+	} else {
+		s->attr = c->agg;
+	}
+	c->agg = attr_agg__new();
+	for (size_t i = 0; i < c->nslow; i++) {
+		if (s->nslow == s->slow_cap) {
+			size_t ncap = s->slow_cap ? s->slow_cap * 2 : 64;
+			struct req_event *n = realloc(s->slow_reqs, ncap * sizeof(*n));
+
+			if (!n)
+				break;
+			s->slow_reqs = n;
+			s->slow_cap = ncap;
+		}
+		s->slow_reqs[s->nslow++] = c->slow[i];
+	}
+	s->slow_cut += c->slow_cut;
+	s->slow_threshold_ns = c->slow_threshold == ~0ULL ? 0 : c->slow_threshold;
+	c->nslow = 0;
+	c->slow_cut = 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (!s->start_ns)
+		s->start_ns = c->start_realtime;
+	s->end_ns = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	c->start_realtime = s->end_ns;
+	return c->agg ? 0 : -ENOMEM;
+}
+
+void collector__close(struct collector *c)
+{
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	for (int i = 0; i < c->nlinks; i++)
+		bpf_link__destroy(c->links[i]);
+	tailtrace_bpf__destroy(c->skel);
+	attr_agg__free(c->agg);
+	free(c->slow);
+	free(c->percpu_buf);
+	free(c);
+}

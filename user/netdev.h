@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Device name lookup across network namespaces: --dev names a device in this namespace or
+ * in a named one (/run/netns), and the kernel side needs (netns inode, ifindex). */
+#ifndef TT_NETDEV_H
+#define TT_NETDEV_H
+
+#include <linux/types.h>
+
+struct netdev_ref {
+	__u32 ifindex;
+	__u32 netns;		/* inode of the network namespace */
+	char nsname[64];	/* "" for the current namespace */
+};
+
+/* Accepts IFNAME or NSNAME/IFNAME. Returns 0, -ENODEV when no namespace has it, or
+ * -EEXIST when the bare name exists in several namespaces (ask for NSNAME/IFNAME). */
+int netdev_resolve(const char *spec, struct netdev_ref *out);
+
+#endif

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Common command flow: options, privileges, collector, interval loop, clean stop. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "commands.h"
+#include "log.h"
+#include "privs.h"
+#include "session.h"
+#include "stages.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+void session_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+bool session_stopping(void)
+{
+	return stop_flag;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int session_start(struct session *s, const char *cmd, int argc, char **argv, unsigned int allowed,
+		  unsigned int features, session_features_fn features_of)
+{
+	enum tt_stage miss[STAGE__MAX];
+	const char *why[STAGE__MAX];
+	char err[512];
+	bool usage;
+	int r, n;
+
+	memset(s, 0, sizeof(*s));
+	r = opts_parse(&s->o, argc, argv, allowed, err, sizeof(err));
+	if (r == 1) {
+		cmd_print_help(cmd);
+		return 0;
+	}
+	log_setup(s->o.json, s->o.verbose);
+	if (r < 0) {
+		tt_error("%s", err);
+		return 2;
+	}
+	if (s->o.nargs) {
+		tt_error("unexpected argument '%s' (see 'tailtrace %s --help')", s->o.args[0], cmd);
+		return 2;
+	}
+	if (!privs_require())
+		return 1;
+	session_signals();
+	if (features_of)
+		features |= features_of(&s->o);
+	r = collector__open(&s->coll, &s->o, features, err, sizeof(err), &usage);
+	if (r) {
+		tt_error("%s", err);
+		return usage ? 2 : 1;
+	}
+	n = collector__unavailable(s->coll, miss, why, STAGE__MAX);
+	for (int i = 0; i < n; i++)
+		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name, why[i]);
+	s->started = now_s();
+	return -1;
+}
+
+double session_elapsed(const struct session *s)
+{
+	return now_s() - s->started;
+}
+
+bool session_wait(struct session *s, double interval_s)
+{
+	double start = now_s(), end;
+
+	if (interval_s <= 0)
+		interval_s = 1e9;
+	end = start + interval_s;
+	if (s->o.duration_s > 0 && s->started + s->o.duration_s < end)
+		end = s->started + s->o.duration_s;
+	while (!stop_flag) {
+		double left = end - now_s();
+
+		if (left <= 0)
+			break;
+		collector__poll(s->coll, left > 0.1 ? 100 : (int)(left * 1000) + 1);
+	}
+	if (stop_flag)
+		return false;
+	return !(s->o.duration_s > 0 && now_s() >= s->started + s->o.duration_s - 1e-3);
+}
+
+void session_end(struct session *s)
+{
+	collector__close(s->coll);
+	s->coll = NULL;
+}

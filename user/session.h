@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What every tracing command shares: parse options, check privileges, open the collector,
+ * report unavailable stages once, and run an interval loop until -d or a signal. */
+#ifndef TT_SESSION_H
+#define TT_SESSION_H
+
+#include <stdbool.h>
+#include "collector.h"
+#include "options.h"
+
+struct session {
+	struct tt_opts o;
+	struct collector *coll;
+	double started;		/* CLOCK_MONOTONIC seconds */
+};
+
+typedef unsigned int (*session_features_fn)(const struct tt_opts *o);
+
+/* Returns -1 when the caller should go on, else the exit status to return. The collector
+ * features are `features`, plus what features_of (may be NULL) derives from the options. */
+int session_start(struct session *s, const char *cmd, int argc, char **argv, unsigned int allowed,
+		  unsigned int features, session_features_fn features_of);
+/* Waits (consuming request events) until the next interval boundary, the end of -d, or a
+ * signal. Returns false when the session should stop after this interval. */
+bool session_wait(struct session *s, double interval_s);
+double session_elapsed(const struct session *s);
+bool session_stopping(void);
+void session_end(struct session *s);
+/* Installs SIGINT/SIGTERM handlers that make session_wait return. */
+void session_signals(void);
+
+#endif
