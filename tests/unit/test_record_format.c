@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Record segments: every field round-trips, rotation and --max-size hold, torn tails are
+ * skipped at every cut, corruption is an error with the offset, time windows select. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "attribution.h"
+#include "histogram.h"
+#include "record_format.h"
+#include "stages.h"
+
+static void fill_event(struct req_event *e, unsigned seed)
+{
+	memset(e, 0, sizeof(*e));
+	e->sk_cookie = 0x1122334455667788ULL + seed;
+	e->start_ns = 1000000000ULL * seed + 17;
+	e->end_ns = e->start_ns + 5000000 + seed * 1000;
+	e->first_resp_ns = e->start_ns + 1000000;
+	for (int i = 0; i < TT_REQ_STAGES; i++)
+		e->stage_ns[i] = (i + 1) * 1000 + seed;
+	e->max_gap_ns = 77 + seed;
+	e->srtt_ns = 200000 + seed;
+	e->min_rtt_ns = 100000;
+	e->cgroup_id = 0xabcdef + seed;
+	e->tgid = 100 + seed;
+	e->tid = 200 + seed;
+	e->chunks = 3 + seed;
+	e->retrans = 1;
+	e->retrans_rto = 2;
+	e->drops = 3;
+	e->ecn_ce = 4;
+	e->ifindex = 5;
+	e->qdisc_handle = 0x10001;
+	e->netns = 4026531840u;
+	e->cpu = seed % 8;
+	e->bytes_in = 1000 + seed;
+	e->bytes_out = 2000 + seed;
+	e->lport = 8000;
+	e->rport = (__u16)(40000 + seed);
+	e->family = 10;
+	e->role = ROLE_CLIENT;
+	for (int i = 0; i < 16; i++)
+		e->raddr[i] = (__u8)(i * 7 + seed);
+	snprintf(e->comm, sizeof(e->comm), "w%u", seed);
+}
+
+/* A snapshot with every field set to something distinct. */
+static void make_snapshot(struct snapshot *s, __u64 start, unsigned nslow)
+{
+	struct hist_key k;
+	struct hist h;
+	struct dev_key dk = { .netns = 4026531840u, .ifindex = 5 };
+
+	snapshot__init(s);
+	s->start_ns = start;
+	s->end_ns = start + 10000000000ULL;
+	memset(&k, 0, sizeof(k));
+	memset(&h, 0, sizeof(h));
+	k.stage = STAGE_TX_QDISC;
+	k.by = GROUP_COMM;
+	k.family = 2;
+	k.ifindex = 5;
+	k.qdisc_handle = 0x10001;
+	k.netns = 4026531840u;
+	k.tgid = 4242;
+	k.id = 99;
+	memcpy(k.addr, "\x0a\x00\x00\x02", 4);
+	memcpy(k.comm, "vllm", 4);
+	for (__u64 v = 1; v < (1ULL << 40); v = v * 3 + 1)
+		hist_record(&h, v);
+	hist_record(&h, 1ULL << 50); /* overflow slot */
+	assert_int_equal(snapshot__add_hist(s, &k, &h), 0);
+	k.stage = STAGE_REQ_LATENCY;
+	k.by = GROUP_PORT;
+	k.id = 8000;
+	hist_record(&h, 123456789);
+	assert_int_equal(snapshot__add_hist(s, &k, &h), 0);
+	assert_int_equal(snapshot__add_dev(s, &dk, "eth0"), 0);
+	dk.ifindex = 1;
+	assert_int_equal(snapshot__add_dev(s, &dk, "lo"), 0);
+	for (int i = 0; i < CNT__MAX; i++)
+		s->counters[i] = 1000 + i;
+	s->drop_reasons[2] = 7;
+	s->drop_reasons[TT_DROP_REASONS - 1] = 9;
+	s->hist_evicted = 11;
+	s->hist_live = 12;
+	s->events_lost = 13;
+	s->slow_cut = 14;
+	s->slow_threshold_ns = 15000000;
+	s->self_cpu_s = 0.125;
+	s->self_rss_kb = 30000;
+	s->attr = attr_agg__new();
+	assert_non_null(s->attr);
+	if (nslow) {
+		s->slow_reqs = calloc(nslow, sizeof(*s->slow_reqs));
+		s->slow_cap = nslow;
+		for (unsigned i = 0; i < nslow; i++) {
+			fill_event(&s->slow_reqs[s->nslow++], i);
+			attr_agg__add(s->attr, &s->slow_reqs[i]);
+		}
+	}
+}
+
+static void assert_snapshots_equal(const struct snapshot *a, const struct snapshot *b)
+{
+	assert_int_equal(a->start_ns, b->start_ns);
+	assert_int_equal(a->end_ns, b->end_ns);
+	assert_int_equal(a->nhists, b->nhists);
+	for (size_t i = 0; i < a->nhists; i++) {
+		assert_memory_equal(&a->hists[i].key, &b->hists[i].key, sizeof(a->hists[i].key));
+		assert_memory_equal(&a->hists[i].h, &b->hists[i].h, sizeof(a->hists[i].h));
+	}
+	assert_int_equal(a->ndevs, b->ndevs);
+	for (size_t i = 0; i < a->ndevs; i++)
+		assert_memory_equal(&a->devs[i], &b->devs[i], sizeof(a->devs[i]));
+	assert_memory_equal(a->counters, b->counters, sizeof(a->counters));
+	assert_memory_equal(a->drop_reasons, b->drop_reasons, sizeof(a->drop_reasons));
+	assert_int_equal(a->hist_evicted, b->hist_evicted);
+	assert_int_equal(a->hist_live, b->hist_live);
+	assert_int_equal(a->events_lost, b->events_lost);
+	assert_int_equal(a->slow_cut, b->slow_cut);
+	assert_int_equal(a->slow_threshold_ns, b->slow_threshold_ns);
+	assert_true(a->self_cpu_s == b->self_cpu_s);
+	assert_int_equal(a->self_rss_kb, b->self_rss_kb);
+	assert_int_equal(a->nslow, b->nslow);
+	for (size_t i = 0; i < a->nslow; i++)
+		assert_memory_equal(&a->slow_reqs[i], &b->slow_reqs[i], sizeof(a->slow_reqs[i]));
+	assert_int_equal(!!a->attr, !!b->attr);
+	if (a->attr)
+		assert_true(attr_agg__equal(a->attr, b->attr));
+}
+
+struct collected {
+	struct snapshot s[64];
+	int n;
+};
+
+static int collect(const struct snapshot *s, void *ctx)
+{
+	struct collected *c = ctx;
+
+	if (c->n == 64)
+		return -E2BIG;
+	snapshot__init(&c->s[c->n]);
+	/* merge into an empty snapshot = deep copy */
+	return snapshot__merge(&c->s[c->n++], s);
+}
+
+static void collected_free(struct collected *c)
+{
+	for (int i = 0; i < c->n; i++)
+		snapshot__free(&c->s[i]);
+	c->n = 0;
+}
+
+static void header_for_test(struct rec_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = REC_VERSION;
+	h->flags = REC_FLAG_ZLIB;
+	h->created_ns = 1714564800000000000ULL;
+	h->seq = 3;
+	h->hist_sub_bits = HIST_SUB_BITS;
+	h->hist_max_log2 = HIST_MAX_LOG2;
+	strcpy(h->host, "testhost");
+}
+
+/* header + n intervals; frame_off[i] = offset of interval i's first frame */
+static void build_segment(struct rec_buf *b, int n, unsigned nslow, size_t *frame_off)
+{
+	struct rec_header h;
+
+	header_for_test(&h);
+	assert_int_equal(rec_header_encode(b, &h), 0);
+	for (int i = 0; i < n; i++) {
+		struct snapshot s;
+
+		make_snapshot(&s, 1714564800000000000ULL + i * 10000000000ULL, nslow);
+		if (frame_off)
+			frame_off[i] = b->len;
+		assert_int_equal(rec_interval_encode(b, &s), 0);
+		snapshot__free(&s);
+	}
+}
+
+static void test_round_trip_every_field(void **state)
+{
+	struct rec_buf b = { 0 };
+	struct rec_header h;
+	struct rec_diag d;
+	struct collected *c = calloc(1, sizeof(*c));
+	struct snapshot want;
+
+	(void)state;
+	/* 1100 slow requests: three flight-recorder frames for one interval */
+	build_segment(&b, 2, 1100, NULL);
+	assert_int_equal(rec_decode(b.p, b.len, "mem", &h, collect, c, &d), 0);
+	assert_false(d.torn);
+	assert_int_equal(c->n, 2);
+	assert_int_equal(d.frames, 2 * 4);
+	assert_string_equal(h.host, "testhost");
+	assert_int_equal(h.seq, 3);
+	assert_int_equal(h.created_ns, 1714564800000000000ULL);
+	for (int i = 0; i < 2; i++) {
+		make_snapshot(&want, 1714564800000000000ULL + i * 10000000000ULL, 1100);
+		assert_snapshots_equal(&want, &c->s[i]);
+		snapshot__free(&want);
+	}
+	collected_free(c);
+	free(c);
+	rec_buf__free(&b);
+}
+
+static void test_sparse_histograms_stay_small(void **state)
+{
+	struct rec_buf b = { 0 };
+	struct snapshot s;
+
+	(void)state;
+	make_snapshot(&s, 1, 0);
+	assert_int_equal(rec_interval_encode(&b, &s), 0);
+	/* two dense histograms would be 2 * 721 * 8 bytes before compression */
+	assert_true(b.len < 2 * HIST_SLOTS * 8 / 4);
+	snapshot__free(&s);
+	rec_buf__free(&b);
+}
+
+static void test_counter_names_complete(void **state)
+{
+	(void)state;
+	for (int i = 0; i < CNT__MAX; i++) {
+		const char *n = rec_counter_name(i);
+
+		assert_non_null(n);
+		assert_string_not_equal(n, "unnamed");
+		assert_int_equal(rec_counter_by_name(n), i);
+	}
+}
+
+static void test_torn_tail_every_offset(void **state)
+{
+	struct rec_buf b = { 0 };
+	struct collected *c = calloc(1, sizeof(*c));
+	size_t off[3];
+	struct rec_diag d;
+	struct snapshot want;
+
+	(void)state;
+	build_segment(&b, 3, 0, off);
+	/* every cut inside the last frame: the first two intervals survive, no error */
+	for (size_t cut = off[2]; cut < b.len; cut++) {
+		assert_int_equal(rec_decode(b.p, cut, "mem", NULL, collect, c, &d), 0);
+		assert_true(cut == off[2] ? !d.torn : d.torn);
+		assert_int_equal(c->n, 2);
+		make_snapshot(&want, 1714564800000000000ULL + 10000000000ULL, 0);
+		assert_snapshots_equal(&want, &c->s[1]);
+		snapshot__free(&want);
+		collected_free(c);
+	}
+	/* a last frame whose bytes are all there but wrong: CRC mismatch at the tail */
+	b.p[b.len - 1] ^= 0x55;
+	assert_int_equal(rec_decode(b.p, b.len, "mem", NULL, collect, c, &d), 0);
+	assert_true(d.torn);
+	assert_int_equal(c->n, 2);
+	assert_non_null(strstr(d.msg, "CRC"));
+	collected_free(c);
+	/* a zero-filled tail (size grew, data never hit the disk) */
+	memset(b.p + off[2], 0, b.len - off[2]);
+	assert_int_equal(rec_decode(b.p, b.len, "mem", NULL, collect, c, &d), 0);
+	assert_true(d.torn);
+	assert_int_equal(c->n, 2);
+	collected_free(c);
+	/* every cut inside the header: an incomplete file, skipped with a warning */
+	for (size_t cut = 0; cut < off[0]; cut++) {
+		assert_int_equal(rec_decode(b.p, cut, "mem", NULL, collect, c, &d), 0);
+		assert_true(d.torn);
+		assert_int_equal(c->n, 0);
+	}
+	free(c);
+	rec_buf__free(&b);
+}
+
+static void test_mid_file_corruption_names_offset(void **state)
+{
+	struct rec_buf b = { 0 };
+	struct collected *c = calloc(1, sizeof(*c));
+	size_t off[3];
+	struct rec_diag d;
+	char want[64];
+
+	(void)state;
+	build_segment(&b, 3, 0, off);
+	b.p[off[1] + REC_FRAME_HDR + 5] ^= 0x01; /* inside the second frame's payload */
+	assert_int_equal(rec_decode(b.p, b.len, "seg-x.ttrec", NULL, collect, c, &d), -EBADMSG);
+	assert_int_equal(d.offset, off[1]);
+	snprintf(want, sizeof(want), "offset %zu", off[1]);
+	assert_non_null(strstr(d.msg, want));
+	assert_non_null(strstr(d.msg, "seg-x.ttrec"));
+	collected_free(c);
+	b.p[off[1] + REC_FRAME_HDR + 5] ^= 0x01;
+	b.p[off[1] + 1] = 7; /* reserved frame-header byte */
+	assert_int_equal(rec_decode(b.p, b.len, "mem", NULL, collect, c, &d), -EBADMSG);
+	assert_int_equal(d.offset, off[1]);
+	collected_free(c);
+	free(c);
+	rec_buf__free(&b);
+}
+
+static void test_foreign_and_future_files(void **state)
+{
+	struct rec_buf b = { 0 };
+	struct rec_header h;
+	struct rec_diag d;
+	const char *text = "# TYPE foo counter\nfoo_total 1\n";
+
+	(void)state;
+	assert_int_equal(rec_decode(text, strlen(text), "foo.txt", NULL, NULL, NULL, &d),
+			 -ENOTSUP);
+	assert_non_null(strstr(d.msg, "foo.txt"));
+	header_for_test(&h);
+	assert_int_equal(rec_header_encode(&b, &h), 0);
+	b.p[8] = REC_VERSION + 1; /* version field, before the CRC is even looked at */
+	assert_int_equal(rec_decode(b.p, b.len, "new", NULL, NULL, NULL, &d), -EPROTONOSUPPORT);
+	assert_int_equal(d.offset, 8);
+	rec_buf__free(&b);
+	h.flags |= 0x80;
+	assert_int_equal(rec_header_encode(&b, &h), 0);
+	assert_int_equal(rec_decode(b.p, b.len, "flags", NULL, NULL, NULL, &d), -EPROTONOSUPPORT);
+	rec_buf__free(&b);
+	header_for_test(&h);
+	h.hist_sub_bits = HIST_SUB_BITS + 1;
+	assert_int_equal(rec_header_encode(&b, &h), 0);
+	assert_int_equal(rec_decode(b.p, b.len, "geom", NULL, NULL, NULL, &d), -EPROTONOSUPPORT);
+	rec_buf__free(&b);
+	header_for_test(&h);
+	assert_int_equal(rec_header_encode(&b, &h), 0);
+	b.p[20] ^= 1; /* created_ns under the header CRC */
+	assert_int_equal(rec_decode(b.p, b.len, "crc", NULL, NULL, NULL, &d), -EBADMSG);
+	rec_buf__free(&b);
+}
+
+static char *make_tmpdir(void)
+{
+	char tmpl[] = "/tmp/tt-rec-XXXXXX";
+	char *d = mkdtemp(tmpl);
+
+	assert_non_null(d);
+	return strdup(d);
+}
+
+static void rm_rf(const char *dir)
+{
+	char p[8192];
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+
+	while (dp && (de = readdir(dp))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		unlink(p);
+	}
+	if (dp)
+		closedir(dp);
+	rmdir(dir);
+}
+
+static __u64 dir_bytes(const char *dir, size_t *nseg)
+{
+	char **names, p[8192];
+	size_t n;
+	__u64 total = 0;
+	struct stat st;
+
+	assert_int_equal(rec_list_segments(dir, &names, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 0777, 0600);
+		total += (__u64)st.st_size;
+	}
+	rec_names_free(names, n);
+	*nseg = n;
+	return total;
+}
+
+static void test_rotation_and_max_size(void **state)
+{
+	char *dir = make_tmpdir(), err[256], sub[4200];
+	const __u64 max = 96 << 10;
+	struct recorder *r;
+	struct collected *c = calloc(1, sizeof(*c));
+	struct rec_diag d;
+	size_t nseg, most = 0;
+	struct stat st;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/rec", dir);
+	r = recorder__open(sub, max, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	for (int i = 0; i < 60; i++) {
+		struct snapshot s;
+
+		make_snapshot(&s, 1714564800000000000ULL + i * 10000000000ULL, 20);
+		assert_int_equal(recorder__append(r, &s), 0);
+		snapshot__free(&s);
+		assert_true(dir_bytes(sub, &nseg) <= max);
+		assert_int_equal(recorder__usage(r), dir_bytes(sub, &nseg));
+		if (nseg > most)
+			most = nseg;
+	}
+	recorder__close(r);
+	assert_true(most >= 4); /* rotated */
+	/* what is left reads back as the newest intervals, contiguous, ending at the last */
+	assert_int_equal(rec_read_path(sub, collect, c, &d), 0);
+	assert_true(c->n > 0 && c->n < 60);
+	for (int i = 0; i < c->n; i++)
+		assert_int_equal(c->s[i].start_ns,
+				 1714564800000000000ULL + (60 - c->n + i) * 10000000000ULL);
+	collected_free(c);
+	/* a restarted record continues the sequence instead of overwriting */
+	r = recorder__open(sub, max, err, sizeof(err));
+	assert_non_null(r);
+	{
+		struct snapshot s;
+
+		make_snapshot(&s, 1714564800000000000ULL + 60 * 10000000000ULL, 0);
+		assert_int_equal(recorder__append(r, &s), 0);
+		snapshot__free(&s);
+	}
+	recorder__close(r);
+	assert_int_equal(rec_read_path(sub, collect, c, &d), 0);
+	assert_int_equal(c->s[c->n - 1].start_ns, 1714564800000000000ULL + 60 * 10000000000ULL);
+	collected_free(c);
+	free(c);
+	rm_rf(sub);
+	rmdir(dir);
+	free(dir);
+}
+
+static void test_open_errors(void **state)
+{
+	char err[256] = "";
+
+	(void)state;
+	assert_null(recorder__open("/proc/self/no/such/dir", 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "/proc/self/no/such/dir"));
+}
+
+static void test_time_arguments(void **state)
+{
+	const __u64 now = 1714564800000000000ULL;
+	__u64 t;
+
+	(void)state;
+	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
+	tzset();
+	assert_int_equal(rec_parse_time("2024-05-01T12:00:00Z", now, &t), 0);
+	assert_int_equal(t, 1714564800000000000ULL);
+	assert_int_equal(rec_parse_time("2024-05-01T14:00:00+02:00", now, &t), 0);
+	assert_int_equal(t, 1714564800000000000ULL);
+	assert_int_equal(rec_parse_time("2024-05-01T12:00:00.250Z", now, &t), 0);
+	assert_int_equal(t, 1714564800250000000ULL);
+	/* local time: CEST is UTC+2 on May 1st */
+	assert_int_equal(rec_parse_time("2024-05-01 14:00", now, &t), 0);
+	assert_int_equal(t, 1714564800000000000ULL);
+	assert_int_equal(rec_parse_time("2024-05-01 14:00:30", now, &t), 0);
+	assert_int_equal(t, 1714564830000000000ULL);
+	assert_int_equal(rec_parse_time("1714564800", now, &t), 0);
+	assert_int_equal(t, 1714564800000000000ULL);
+	assert_int_equal(rec_parse_time("@1714564800.5", now, &t), 0);
+	assert_int_equal(t, 1714564800500000000ULL);
+	assert_int_equal(rec_parse_time("-10m", now, &t), 0);
+	assert_int_equal(t, now - 600000000000ULL);
+	assert_int_equal(rec_parse_time("-2h", now, &t), 0);
+	assert_int_equal(t, now - 7200000000000ULL);
+	assert_int_equal(rec_parse_time("-30s", now, &t), 0);
+	assert_int_equal(t, now - 30000000000ULL);
+	assert_int_equal(rec_parse_time("now", now, &t), 0);
+	assert_int_equal(t, now);
+	assert_int_equal(rec_parse_time("", now, &t), -EINVAL);
+	assert_int_equal(rec_parse_time("-10x", now, &t), -EINVAL);
+	assert_int_equal(rec_parse_time("2024-13-01 10:00", now, &t), -EINVAL);
+	assert_int_equal(rec_parse_time("2024-05-01T25:00:00Z", now, &t), -EINVAL);
+	assert_int_equal(rec_parse_time("yesterday", now, &t), -EINVAL);
+	assert_int_equal(rec_parse_time("12abc", now, &t), -EINVAL);
+	unsetenv("TZ");
+	tzset();
+}
+
+static void test_window_midpoint(void **state)
+{
+	struct snapshot s;
+
+	(void)state;
+	snapshot__init(&s);
+	s.start_ns = 100;
+	s.end_ns = 200; /* midpoint 150 */
+	assert_true(rec_in_window(&s, 0, UINT64_MAX));
+	assert_true(rec_in_window(&s, 150, 151));
+	assert_false(rec_in_window(&s, 151, 300));
+	assert_false(rec_in_window(&s, 0, 150)); /* [from, to): adjacent windows partition */
+	assert_true(rec_in_window(&s, 100, 200));
+}
+
+/* Every input the fuzzer once crashed on (and the seeds) stays harmless. */
+static void test_fuzz_corpus_regress(void **state)
+{
+	const char *root = getenv("TT_ROOT");
+	char dir[4096], p[4400];
+	struct dirent *de;
+	int files = 0;
+	DIR *dp;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/tests/fuzz/corpus-regress", root ? root : ".");
+	dp = opendir(dir);
+	if (!dp) {
+		print_message("no corpus at %s (set TT_ROOT)\n", dir);
+		return;
+	}
+	while ((de = readdir(dp))) {
+		struct collected *c;
+		struct rec_diag d;
+		struct stat st;
+		__u8 *buf;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		fd = open(p, O_RDONLY);
+		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		buf = malloc((size_t)st.st_size + 1);
+		assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
+		close(fd);
+		c = calloc(1, sizeof(*c));
+		(void)rec_decode(buf, (size_t)st.st_size, de->d_name, NULL, collect, c, &d);
+		collected_free(c);
+		free(c);
+		free(buf);
+		files++;
+	}
+	closedir(dp);
+	print_message("replayed %d corpus files\n", files);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip_every_field),
+		cmocka_unit_test(test_sparse_histograms_stay_small),
+		cmocka_unit_test(test_counter_names_complete),
+		cmocka_unit_test(test_torn_tail_every_offset),
+		cmocka_unit_test(test_mid_file_corruption_names_offset),
+		cmocka_unit_test(test_foreign_and_future_files),
+		cmocka_unit_test(test_rotation_and_max_size),
+		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_time_arguments),
+		cmocka_unit_test(test_window_midpoint),
+		cmocka_unit_test(test_fuzz_corpus_regress),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
