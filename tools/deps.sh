@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Installs the Debian packages tailtrace needs to build, test and demo; does nothing when
+# all are present. Run as root (make deps, make demo and make test call it).
+set -euo pipefail
+
+pkgs=(
+	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config
+	iproute2 nftables iperf3 procps psmisc python3 libibverbs-dev
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "tools/deps.sh: missing packages: ${missing[*]} (run as root to install them)" >&2
+	exit 1
+fi
+echo "tools/deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# the package lists may be missing or stale on a fresh machine
+apt-get update -qq >/dev/null || apt-get update
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
