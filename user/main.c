@@ -48,6 +48,26 @@ static const struct tt_cmd cmds[] = {
 	  "  tailtrace hist --port 8000 -d 10\n"
 	  "  tailtrace hist --port 8000 --by raddr --stage tx.qdisc --stage tcp.rtt -i 5\n"
 	  "  tailtrace hist --dev eth0 --stage tx.qdisc -d 30 -j\n" },
+	{ "explain", cmd_explain, "why the tail is slow: compute, transport or congestion, and where",
+	  "Usage: tailtrace explain [filters] [-d SEC] [-i SEC] [--role server|client|auto] [--cuda] [-j]\n"
+	  "\n"
+	  "Splits each request on the selected TCP connections (inbound then outbound data on\n"
+	  "a server socket, the reverse on a client socket; no payload is read) into TCP path\n"
+	  "stages and the serving thread's scheduler time, classes them as compute, transport\n"
+	  "or congestion, and compares the p99 (and p99.9) requests with the median ones:\n"
+	  "verdict first, then the evidence, then the numbers. docs/attribution.md defines it.\n"
+	  "\n"
+	  "  -p, --pid PID / --comm NAME / --cgroup PATH / --port N / --dev IFNAME   filters\n"
+	  "  -d, --duration SEC  trace for SEC seconds (default: until Ctrl-C)\n"
+	  "  -i, --interval SEC  a report every SEC seconds\n"
+	  "      --role ROLE     analyse server sockets, client sockets, or auto (default)\n"
+	  "      --cuda          label off-CPU time inside libcuda cu*Synchronize as gpu.wait\n"
+	  "                      (libcuda.so.1 from the usual paths or $TAILTRACE_LIBCUDA)\n"
+	  "  -j, --json          JSON report (keys in docs/attribution.md)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace explain --port 8000 -d 30\n"
+	  "  tailtrace explain --comm vllm --role server -d 60 -j\n" },
 	{ "report", cmd_report, "explain or export a recorded time window (record's segments)",
 	  "Usage: tailtrace report DIR|FILE [--from TIME] [--to TIME]\n"
 	  "                        [--format text|json|folded|pprof|perfetto|openmetrics]\n"
@@ -74,6 +94,35 @@ static const struct tt_cmd cmds[] = {
 	  "  tailtrace report rec/ --format pprof -o tail.pb.gz && go tool pprof -http=: tail.pb.gz\n"
 	  "  tailtrace report rec/ --format perfetto -o slow.json   # open in ui.perfetto.dev\n"
 	  "  tailtrace report rec/ --format openmetrics | promtool check metrics\n" },
+	{ "rdma", cmd_rdma, "RDMA verbs work-request latency, CQ wake-ups, fabric counters",
+	  "Usage: tailtrace rdma [-p PID] [--rdma-probe SPEC]... [--rdma-full]\n"
+	  "                      [--sysfs-root DIR] [-d SEC] [-i SEC] [--count N] [-j] [-v]\n"
+	  "\n"
+	  "Times every RDMA work request from ibv_post_send/ibv_post_recv to the ibv_poll_cq\n"
+	  "that returns its completion (rdma.wr, per QP, peer QP and opcode), counts error\n"
+	  "completions by status, times completion-channel wake-ups (rdma.cq_event), and\n"
+	  "per interval reads RoCE/IB hw_counters, port_xmit_wait and PFC pause counters to\n"
+	  "call a slow window congestion or transport. The provider's data-path functions are\n"
+	  "found by symbol, from a live ibv_context's ops table, or from --rdma-probe\n"
+	  "(docs/rdma.md). The poll side is traced 200 ms of every second unless --rdma-full.\n"
+	  "\n"
+	  "  -p, --pid PID         trace one process (default: every process using verbs)\n"
+	  "  --rdma-probe SPEC     [ROLE=]LIB:SYMBOL or ROLE=LIB:0xOFFSET (file offset);\n"
+	  "                        ROLE is post_send, post_recv or poll_cq (repeatable)\n"
+	  "  --rdma-full           trace every poll call (more overhead, no sampling bias)\n"
+	  "  --sysfs-root DIR      read counters from DIR/sys/class/infiniband and\n"
+	  "                        DIR/ethtool/<netdev> instead of the live system\n"
+	  "  -d, --duration SEC    stop after SEC seconds (default: Ctrl-C or the pid exits)\n"
+	  "  -i, --interval SEC    print a report every SEC seconds, then the total\n"
+	  "  --count N             stop after N intervals\n"
+	  "  -j, --json            one JSON object per report (docs/rdma.md)\n"
+	  "  -v, --verbose         libbpf messages\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace rdma -p $(pgrep -n vllm) -i 1\n"
+	  "  tailtrace rdma -p 4242 --rdma-probe libmlx5.so.1:mlx5_post_send --rdma-full -d 10\n"
+	  "  tailtrace rdma -p 4242 --rdma-probe poll_cq=/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so:0x2f1c0\n"
+	  "  tailtrace rdma -p 4242 --sysfs-root /tmp/roce-tree -i 1 -j   # fabricated counters\n" },
 };
 
 static void usage(FILE *f)
