@@ -68,6 +68,26 @@ static const struct tt_cmd cmds[] = {
 	  "Examples:\n"
 	  "  tailtrace explain --port 8000 -d 30\n"
 	  "  tailtrace explain --comm vllm --role server -d 60 -j\n" },
+	{ "record", cmd_record, "always-on profiling into rotating segment files (see report)",
+	  "Usage: tailtrace record -o DIR [-i SEC] [--max-size SIZE] [--listen ADDR:PORT] [filters]\n"
+	  "                        [-d SEC] [--by KEY] [--role ROLE] [--cuda]\n"
+	  "\n"
+	  "Every interval appends a snapshot (stage histograms per group, the attribution\n"
+	  "aggregate, counters, tailtrace's own CPU and memory, losses) and the slow requests\n"
+	  "of the flight recorder to CRC-framed, zlib-compressed segments in DIR (0600 files).\n"
+	  "Old segments are deleted to stay under --max-size. kill -9 loses at most the frame\n"
+	  "being written. Read them back with `tailtrace report`.\n"
+	  "\n"
+	  "  -o, --output DIR      segment directory (created 0700)\n"
+	  "  -i, --interval SEC    snapshot period (default 10)\n"
+	  "      --max-size SIZE   bound on the directory's segments (default 256M)\n"
+	  "      --listen ADDR:PORT  also serve OpenMetrics at GET /metrics (default host\n"
+	  "                        127.0.0.1; any other address only when given)\n"
+	  "  -d, --duration SEC    stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace record -o /var/lib/tailtrace --port 8000 --max-size 1G\n"
+	  "  tailtrace record -o /tmp/tt -i 5 --listen 127.0.0.1:9464\n" },
 	{ "report", cmd_report, "explain or export a recorded time window (record's segments)",
 	  "Usage: tailtrace report DIR|FILE [--from TIME] [--to TIME]\n"
 	  "                        [--format text|json|folded|pprof|perfetto|openmetrics]\n"

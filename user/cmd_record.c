@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `tailtrace record`: always-on profiling into rotating segment files (docs/record-format.md),
+ * optionally serving OpenMetrics on loopback for Prometheus. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include "commands.h"
+#include "exports.h"
+#include "log.h"
+#include "record_format.h"
+#include "session.h"
+
+#define RECORD_DEFAULT_INTERVAL 10.0
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+static unsigned long long rss_kb(void)
+{
+	unsigned long long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &pages, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * (unsigned long long)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Waits for the interval while consuming request events and answering scrapes. Returns
+ * false when recording should stop after this interval. */
+static bool wait_interval(struct session *ss, struct http_metrics *http, double interval)
+{
+	double end = mono() + interval;
+
+	if (ss->o.duration_s > 0 && ss->started + ss->o.duration_s < end)
+		end = ss->started + ss->o.duration_s;
+	while (!session_stopping()) {
+		double left = end - mono();
+
+		if (left <= 0)
+			break;
+		collector__poll(ss->coll, left > 0.05 ? 50 : (int)(left * 1000) + 1);
+		if (http)
+			http_metrics__serve(http, 0);
+	}
+	return !session_stopping() &&
+	       !(ss->o.duration_s > 0 && mono() >= ss->started + ss->o.duration_s - 1e-3);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct http_metrics *http = NULL;
+	struct recorder *rec = NULL;
+	struct session ss;
+	char err[512];
+	double interval, cpu0;
+	bool more = true;
+	int r, status = 0;
+
+	r = session_start(&ss, "record", argc, argv,
+			  OPT_FILTERS | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |
+				  OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY,
+			  COLL_REQUESTS | COLL_SLOW_REQS, NULL);
+	if (r >= 0)
+		return r;
+	if (!ss.o.output) {
+		tt_error("record needs -o DIR (where the segment files go)");
+		session_end(&ss);
+		return 2;
+	}
+	rec = recorder__open(ss.o.output, ss.o.max_size, err, sizeof(err));
+	if (!rec) {
+		tt_error("%s", err);
+		session_end(&ss);
+		return 2;
+	}
+	if (ss.o.listen) {
+		http = http_metrics__open(ss.o.listen, err, sizeof(err));
+		if (!http) {
+			tt_error("%s", err);
+			recorder__close(rec);
+			session_end(&ss);
+			return 2;
+		}
+		fprintf(stderr, "Serving OpenMetrics on %s (GET /metrics)\n", ss.o.listen);
+	}
+	interval = ss.o.interval_s > 0 ? ss.o.interval_s : RECORD_DEFAULT_INTERVAL;
+	fprintf(stderr, "Recording to %s every %.3g s... SIGINT/SIGTERM flush and stop.\n",
+		ss.o.output, interval);
+	cpu0 = cpu_seconds();
+	while (more) {
+		struct snapshot snap;
+		double cpu1;
+
+		more = wait_interval(&ss, http, interval);
+		snapshot__init(&snap);
+		r = collector__snapshot(ss.coll, &snap);
+		cpu1 = cpu_seconds();
+		snap.self_cpu_s = cpu1 - cpu0;
+		snap.self_rss_kb = rss_kb();
+		cpu0 = cpu1;
+		if (!r)
+			r = recorder__append(rec, &snap);
+		if (!r && http)
+			r = http_metrics__update(http, &snap);
+		snapshot__free(&snap);
+		if (r) {
+			tt_error("recording failed: %s", strerror(-r));
+			status = 1;
+			break;
+		}
+	}
+	recorder__close(rec);
+	http_metrics__close(http);
+	session_end(&ss);
+	return status;
+}
