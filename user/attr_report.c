@@ -7,13 +7,7 @@
 
 static const char *role_name(const struct attr_report *r)
 {
-	if (!r->requests)
-		return "none";
-	if (!r->client_reqs)
-		return "server";
-	if (!r->server_reqs)
-		return "client";
-	return "mixed";
+	return r->role == ROLE_CLIENT ? "client" : "server";
 }
 
 static const char *stage_class(enum attr_part p)
@@ -139,6 +133,14 @@ void attr_report__print_text(const struct attr_report *r, FILE *f)
 		if (w->has_part)
 			fprintf(f, " (%s)", attr_part_info(w->part)->stage);
 		fprintf(f, "\n  %s\n", w->summary);
+	}
+	if (r->has_other) {
+		fprintf(f, "view: %s side (%s)\n  the %s side says: %s", role_name(r), r->role_rule,
+			r->role == ROLE_CLIENT ? "server" : "client",
+			attr_verdict_name(r->other.class));
+		if (r->other.has_part)
+			fprintf(f, " (%s)", attr_part_info(r->other.part)->stage);
+		fputc('\n', f);
 	}
 	fputc('\n', f);
 	if (!r->requests) {
@@ -291,7 +293,16 @@ void attr_report__print_json(const struct attr_report *r, struct json_writer *w)
 
 	jw_double(w, "duration_s", r->duration_s);
 	jw_uint(w, "requests", r->requests);
-	jw_string(w, "role", role_name(r));
+	jw_string(w, "role", r->requests ? role_name(r) : "none");
+	jw_object_begin(w, "roles");
+	jw_uint(w, "server", r->server_reqs);
+	jw_uint(w, "client", r->client_reqs);
+	jw_string(w, "rule", r->role_rule);
+	if (r->has_other)
+		js_verdict(w, "other", &r->other);
+	else
+		jw_null(w, "other");
+	jw_object_end(w);
 	js_quantiles(w, "latency_us", &r->latency);
 	js_quantiles(w, "ttft_us", &r->ttft);
 	js_quantiles(w, "gap_us", &r->gap);

@@ -233,7 +233,6 @@ enum attr_field {
 	F_SRTT,
 	F_MIN_RTT,
 	F_RTT_REQS,
-	F_CLIENT_REQS,
 	F_PARTS,		/* ATTR_PARTS part sums follow */
 	ATTR_FIELDS = F_PARTS + ATTR_PARTS,
 };
@@ -255,7 +254,7 @@ struct attr_place_key {
 	__u8 part;
 	__u8 band;
 	__u8 family;
-	__u8 role;		/* the service port is lport on a server, rport on a client */
+	__u8 role;		/* ROLE_SERVER or ROLE_CLIENT: the side the request was seen on */
 	__u8 level;		/* analysis only: 1 when coarsened; never stored */
 	__u8 reserved[3];
 	__u32 netns;
@@ -276,9 +275,17 @@ struct attr_place {
 	__u64 count;
 };
 
-struct attr_agg {
+/* Server and client requests are kept apart: the two views of one exchange explain
+ * different things (the client's `remote` is the server's whole request). */
+enum { SIDE_SERVER, SIDE_CLIENT, SIDES };
+
+struct attr_side {
 	struct hist lat, ttft, gap;
 	struct attr_bucket b[HIST_SLOTS];
+};
+
+struct attr_agg {
+	struct attr_side side[SIDES];
 	struct attr_place *places;	/* open addressing, count == 0 means empty */
 	size_t nplaces, cap;
 	__u64 places_unstored, places_unstored_ns;
@@ -299,7 +306,7 @@ void attr_agg__free(struct attr_agg *a)
 
 __u64 attr_agg__requests(const struct attr_agg *a)
 {
-	return a ? a->lat.count : 0;
+	return a ? a->side[SIDE_SERVER].lat.count + a->side[SIDE_CLIENT].lat.count : 0;
 }
 
 static __u64 key_hash(const struct attr_place_key *k)
@@ -378,6 +385,7 @@ static void place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 ban
 	memset(k, 0, sizeof(*k));
 	k->part = (__u8)p;
 	k->band = (__u8)band;
+	k->role = ev->role == ROLE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
 	if (set & PLACE_DEV) {
 		k->netns = ev->netns;
 		k->ifindex = ev->ifindex;
@@ -385,7 +393,6 @@ static void place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 ban
 	}
 	if (set & (PLACE_FLOW | PLACE_PEER)) {
 		k->family = ev->family;
-		k->role = ev->role == ROLE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
 		k->lport = ev->lport;
 		k->rport = ev->rport;
 		memcpy(k->raddr, ev->raddr, sizeof(k->raddr));
@@ -412,7 +419,7 @@ static void place_key_coarsen(struct attr_place_key *k)
 	if (!(set & PLACE_DEV))
 		k->netns = k->ifindex = k->qdisc_handle = 0;
 	if (!(set & (PLACE_FLOW | PLACE_PEER))) {
-		k->family = k->role = 0;
+		k->family = 0;
 		k->lport = k->rport = 0;
 		memset(k->raddr, 0, sizeof(k->raddr));
 	} else if (!(set & PLACE_FLOW)) {
@@ -431,17 +438,19 @@ static void place_key_coarsen(struct attr_place_key *k)
 void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 {
 	struct attr_split s;
+	struct attr_side *sd;
 	struct attr_bucket *b;
 	__u32 slot;
 
 	attr_split_request(ev, &s);
 	slot = hist_slot(s.latency_ns);
-	b = &a->b[slot];
-	hist_record(&a->lat, s.latency_ns);
+	sd = &a->side[ev->role == ROLE_CLIENT ? SIDE_CLIENT : SIDE_SERVER];
+	b = &sd->b[slot];
+	hist_record(&sd->lat, s.latency_ns);
 	if (s.ttft_ns)
-		hist_record(&a->ttft, s.ttft_ns);
+		hist_record(&sd->ttft, s.ttft_ns);
 	if (ev->chunks > 1)
-		hist_record(&a->gap, ev->max_gap_ns);
+		hist_record(&sd->gap, ev->max_gap_ns);
 
 	b->v[F_COUNT]++;
 	b->v[F_LAT] += s.latency_ns;
@@ -462,7 +471,6 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 		b->v[F_MIN_RTT] += ev->min_rtt_ns ? ev->min_rtt_ns : ev->srtt_ns;
 		b->v[F_RTT_REQS]++;
 	}
-	b->v[F_CLIENT_REQS] += ev->role == ROLE_CLIENT;
 	for (int p = 0; p < ATTR_PARTS; p++)
 		b->v[F_PARTS + p] += s.part_ns[p];
 
@@ -478,12 +486,17 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 
 void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
 {
-	hist_add(&dst->lat, &src->lat);
-	hist_add(&dst->ttft, &src->ttft);
-	hist_add(&dst->gap, &src->gap);
-	for (__u32 i = 0; i < HIST_SLOTS; i++)
-		for (int f = 0; f < ATTR_FIELDS; f++)
-			dst->b[i].v[f] += src->b[i].v[f];
+	for (int d = 0; d < SIDES; d++) {
+		struct attr_side *ds = &dst->side[d];
+		const struct attr_side *ss = &src->side[d];
+
+		hist_add(&ds->lat, &ss->lat);
+		hist_add(&ds->ttft, &ss->ttft);
+		hist_add(&ds->gap, &ss->gap);
+		for (__u32 i = 0; i < HIST_SLOTS; i++)
+			for (int f = 0; f < ATTR_FIELDS; f++)
+				ds->b[i].v[f] += ss->b[i].v[f];
+	}
 	for (size_t i = 0; i < src->cap; i++)
 		if (src->places[i].count)
 			place_add(dst, &src->places[i].key, src->places[i].ns,
@@ -494,9 +507,7 @@ void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
 
 bool attr_agg__equal(const struct attr_agg *a, const struct attr_agg *b)
 {
-	if (memcmp(&a->lat, &b->lat, sizeof(a->lat)) ||
-	    memcmp(&a->ttft, &b->ttft, sizeof(a->ttft)) ||
-	    memcmp(&a->gap, &b->gap, sizeof(a->gap)) || memcmp(a->b, b->b, sizeof(a->b)))
+	if (memcmp(a->side, b->side, sizeof(a->side)))
 		return false;
 	if (a->nplaces != b->nplaces || a->places_unstored != b->places_unstored ||
 	    a->places_unstored_ns != b->places_unstored_ns)
@@ -516,8 +527,9 @@ bool attr_agg__equal(const struct attr_agg *a, const struct attr_agg *b)
 /* ---- encoding ----
  * All integers little-endian. Layout:
  *   "TTAT" u16 version u16 nfields u16 nparts u16 reserved u64 total_len
- *   3 x hist: u64 count sum max, u32 n, n x (u32 slot, u64 value)
- *   u32 nbuckets, nbuckets x (u32 slot, nfields x u64)
+ *   per side (server, client):
+ *     3 x hist: u64 count sum max, u32 n, n x (u32 slot, u64 value)
+ *     u32 nbuckets, nbuckets x (u32 slot, nfields x u64)
  *   u32 nplaces, nplaces x (key bytes, u64 ns, u64 count)
  *   u64 places_unstored, u64 places_unstored_ns
  *   u64 FNV-1a of everything before it
@@ -624,18 +636,23 @@ int attr_agg__encode(const struct attr_agg *a, void **buf, size_t *len)
 	w_le(&w, ATTR_PARTS, 2);
 	w_le(&w, 0, 2);
 	w_le(&w, 0, 8); /* total length, patched below */
-	w_hist(&w, &a->lat);
-	w_hist(&w, &a->ttft);
-	w_hist(&w, &a->gap);
-	for (__u32 i = 0; i < HIST_SLOTS; i++)
-		n += !!a->b[i].v[F_COUNT];
-	w_le(&w, n, 4);
-	for (__u32 i = 0; i < HIST_SLOTS; i++) {
-		if (!a->b[i].v[F_COUNT])
-			continue;
-		w_le(&w, i, 4);
-		for (int f = 0; f < ATTR_FIELDS; f++)
-			w_le(&w, a->b[i].v[f], 8);
+	for (int d = 0; d < SIDES; d++) {
+		const struct attr_side *sd = &a->side[d];
+
+		w_hist(&w, &sd->lat);
+		w_hist(&w, &sd->ttft);
+		w_hist(&w, &sd->gap);
+		n = 0;
+		for (__u32 i = 0; i < HIST_SLOTS; i++)
+			n += !!sd->b[i].v[F_COUNT];
+		w_le(&w, n, 4);
+		for (__u32 i = 0; i < HIST_SLOTS; i++) {
+			if (!sd->b[i].v[F_COUNT])
+				continue;
+			w_le(&w, i, 4);
+			for (int f = 0; f < ATTR_FIELDS; f++)
+				w_le(&w, sd->b[i].v[f], 8);
+		}
 	}
 	w_le(&w, a->nplaces, 4);
 	for (size_t i = 0; i < a->cap; i++) {
@@ -721,12 +738,41 @@ static void r_hist(struct rbuf *r, struct hist *h)
 		r->err = -EINVAL;
 }
 
+static void r_side(struct rbuf *r, struct attr_side *sd)
+{
+	__u32 n, prev = 0;
+	__u64 reqs = 0;
+
+	r_hist(r, &sd->lat);
+	r_hist(r, &sd->ttft);
+	r_hist(r, &sd->gap);
+	n = (__u32)r_le(r, 4);
+	if (n > HIST_SLOTS)
+		r->err = -EINVAL;
+	for (__u32 i = 0; i < n && !r->err; i++) {
+		__u32 slot = (__u32)r_le(r, 4);
+
+		if (slot >= HIST_SLOTS || (i && slot <= prev)) {
+			r->err = -EINVAL;
+			break;
+		}
+		for (int f = 0; f < ATTR_FIELDS; f++)
+			sd->b[slot].v[f] = r_le(r, 8);
+		/* a bucket holds what the latency histogram says it holds */
+		if (sd->b[slot].v[F_COUNT] != sd->lat.slots[slot])
+			r->err = -EINVAL;
+		reqs += sd->b[slot].v[F_COUNT];
+		prev = slot;
+	}
+	if (!r->err && reqs != sd->lat.count)
+		r->err = -EINVAL;
+}
+
 int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 {
 	struct rbuf r = { .p = buf, .len = len };
 	struct attr_agg *a;
-	__u32 n, prev = 0;
-	__u64 reqs = 0;
+	__u32 n;
 
 	*out = NULL;
 	if (!buf || len < ATTR_HDR_LEN + 8 || memcmp(buf, ATTR_MAGIC, 4))
@@ -747,29 +793,8 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 	a = attr_agg__new();
 	if (!a)
 		return -ENOMEM;
-	r_hist(&r, &a->lat);
-	r_hist(&r, &a->ttft);
-	r_hist(&r, &a->gap);
-	n = (__u32)r_le(&r, 4);
-	if (n > HIST_SLOTS)
-		r.err = -EINVAL;
-	for (__u32 i = 0; i < n && !r.err; i++) {
-		__u32 slot = (__u32)r_le(&r, 4);
-
-		if (slot >= HIST_SLOTS || (i && slot <= prev)) {
-			r.err = -EINVAL;
-			break;
-		}
-		for (int f = 0; f < ATTR_FIELDS; f++)
-			a->b[slot].v[f] = r_le(&r, 8);
-		/* a bucket holds what the latency histogram says it holds */
-		if (a->b[slot].v[F_COUNT] != a->lat.slots[slot])
-			r.err = -EINVAL;
-		reqs += a->b[slot].v[F_COUNT];
-		prev = slot;
-	}
-	if (!r.err && reqs != a->lat.count)
-		r.err = -EINVAL;
+	for (int d = 0; d < SIDES && !r.err; d++)
+		r_side(&r, &a->side[d]);
 	n = (__u32)r_le(&r, 4);
 	if (n > ATTR_PLACES_MAX)
 		r.err = -EINVAL;
@@ -796,7 +821,8 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 		cnt = r_le(&r, 8);
 		if (r.err)
 			break;
-		if (k.part >= ATTR_PARTS || !cnt || k.role > ROLE_CLIENT || k.comm[sizeof(k.comm) - 1] ||
+		if (k.part >= ATTR_PARTS || !cnt || (k.role != ROLE_SERVER && k.role != ROLE_CLIENT) ||
+		    k.comm[sizeof(k.comm) - 1] ||
 		    (__u32)k.band > HIST_SLOTS >> ATTR_BAND_SHIFT) {
 			r.err = -EINVAL;
 			break;
@@ -836,37 +862,54 @@ void attr_params__default(struct attr_params *p)
 	p->plurality = 0.35;
 	p->plurality_lead = 1.5;
 	p->p999_min_requests = 10000;
-}
-
-/* Slot holding the nearest-rank quantile q (as hist_quantile counts it). */
-static __u32 slot_of_quantile(const struct hist *h, double q)
-{
-	__u64 rank, seen = 0;
-	double r = q * (double)h->count;
-
-	rank = (__u64)r;
-	if ((double)rank < r)
-		rank++;
-	if (rank < 1)
-		rank = 1;
-	for (__u32 i = 0; i < HIST_SLOTS; i++) {
-		seen += h->slots[i];
-		if (seen >= rank)
-			return i;
-	}
-	return HIST_SLOTS - 1;
+	p->role = ROLE_AUTO;
 }
 
 struct group_sum {
-	__u64 v[ATTR_FIELDS];
+	double v[ATTR_FIELDS];
+	__u32 lo, hi;		/* slots it touches */
 };
 
-static void sum_slots(const struct attr_agg *a, __u32 lo, __u32 hi, struct group_sum *g)
+/* Sums of the requests of ranks [first, last] (1-based, by latency). A slot the range
+ * cuts through contributes pro rata: a tight distribution puts thousands of requests in
+ * the slot that holds p99, and taking them all would drown the tail in typical ones. */
+static void sum_ranks(const struct attr_side *sd, __u64 first, __u64 last, struct group_sum *g)
 {
+	__u64 seen = 0;
+
 	memset(g, 0, sizeof(*g));
-	for (__u32 i = lo; i <= hi && i < HIST_SLOTS; i++)
+	g->lo = HIST_SLOTS - 1;
+	for (__u32 i = 0; i < HIST_SLOTS && seen < last; i++) {
+		__u64 n = sd->b[i].v[F_COUNT], from, to;
+		double frac;
+
+		if (!n)
+			continue;
+		from = seen + 1 > first ? seen + 1 : first;
+		to = seen + n < last ? seen + n : last;
+		seen += n;
+		if (to < from)
+			continue;
+		frac = (double)(to - from + 1) / (double)n;
 		for (int f = 0; f < ATTR_FIELDS; f++)
-			g->v[f] += a->b[i].v[f];
+			g->v[f] += frac * (double)sd->b[i].v[f];
+		if (i < g->lo)
+			g->lo = i;
+		g->hi = i;
+	}
+	if (g->lo > g->hi)
+		g->lo = g->hi;
+}
+
+/* 1-based nearest rank of quantile q over n requests */
+static __u64 rank_of_q(__u64 n, double q)
+{
+	double r = q * (double)n;
+	__u64 k = (__u64)r;
+
+	if ((double)k < r)
+		k++;
+	return k < 1 ? 1 : k > n ? n : k;
 }
 
 static double div0(double a, double b)
@@ -874,28 +917,28 @@ static double div0(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
-static void group_fill(struct attr_group *g, const struct group_sum *s, __u32 lo, __u32 hi)
+static void group_fill(struct attr_group *g, const struct group_sum *s)
 {
-	double n = (double)s->v[F_COUNT];
+	double n = s->v[F_COUNT];
 
-	g->lo_ns = hist_slot_lo(lo);
-	g->hi_ns = hist_slot_hi(hi);
-	g->count = s->v[F_COUNT];
-	g->mean_ns = div0((double)s->v[F_LAT], n);
+	g->lo_ns = hist_slot_lo(s->lo);
+	g->hi_ns = hist_slot_hi(s->hi);
+	g->count = (__u64)(n + 0.5);
+	g->mean_ns = div0(s->v[F_LAT], n);
 	for (int p = 0; p < ATTR_PARTS; p++) {
-		g->part_mean_ns[p] = div0((double)s->v[F_PARTS + p], n);
+		g->part_mean_ns[p] = div0(s->v[F_PARTS + p], n);
 		g->class_mean_ns[parts[p].class] += g->part_mean_ns[p];
 	}
 	for (int c = 0; c < ATTR_CLASSES; c++)
 		g->shares[c] = div0(g->class_mean_ns[c], g->mean_ns);
-	g->ev.retrans = div0((double)s->v[F_RETRANS], n);
-	g->ev.retrans_rto = div0((double)s->v[F_RETRANS_RTO], n);
-	g->ev.drops = div0((double)s->v[F_DROPS], n);
-	g->ev.ecn_ce = div0((double)s->v[F_ECN_CE], n);
-	g->ev.retrans_reqs = div0((double)s->v[F_RETRANS_REQS], n);
-	g->ev.retrans_congestion_reqs = div0((double)s->v[F_RETRANS_CONG_REQS], n);
-	g->ev.srtt_ns = div0((double)s->v[F_SRTT], (double)s->v[F_RTT_REQS]);
-	g->ev.min_rtt_ns = div0((double)s->v[F_MIN_RTT], (double)s->v[F_RTT_REQS]);
+	g->ev.retrans = div0(s->v[F_RETRANS], n);
+	g->ev.retrans_rto = div0(s->v[F_RETRANS_RTO], n);
+	g->ev.drops = div0(s->v[F_DROPS], n);
+	g->ev.ecn_ce = div0(s->v[F_ECN_CE], n);
+	g->ev.retrans_reqs = div0(s->v[F_RETRANS_REQS], n);
+	g->ev.retrans_congestion_reqs = div0(s->v[F_RETRANS_CONG_REQS], n);
+	g->ev.srtt_ns = div0(s->v[F_SRTT], s->v[F_RTT_REQS]);
+	g->ev.min_rtt_ns = div0(s->v[F_MIN_RTT], s->v[F_RTT_REQS]);
 }
 
 /* vsnprintf appended at the end of dst: truncation is fine for display text. */
@@ -1007,7 +1050,7 @@ static size_t places_merge(struct attr_place *sel, size_t n)
 /* Where a part's tail time went: the places of the tail's bands, at the fine level, or at
  * the coarse one when no fine place holds half of it (loss spread over many flows is a
  * device's problem, not one flow's). */
-static void stage_places(const struct attr_agg *a, const struct snapshot *s,
+static void stage_places(const struct attr_agg *a, int role, const struct snapshot *s,
 			 enum attr_part part, __u32 band_lo, struct attr_stage_line *l)
 {
 	struct attr_place *sel;
@@ -1023,7 +1066,8 @@ static void stage_places(const struct attr_agg *a, const struct snapshot *s,
 	for (size_t i = 0; i < a->cap; i++) {
 		const struct attr_place *e = &a->places[i];
 
-		if (e->count && e->key.part == part && e->key.band >= band_lo) {
+		if (e->count && e->key.part == part && e->key.role == role &&
+		    e->key.band >= band_lo) {
 			sel[n++] = *e;
 			total += e->ns;
 		}
@@ -1106,11 +1150,13 @@ static const char *action_hint(enum attr_verdict_class v, enum attr_part p, bool
 	}
 }
 
-static void tail_analyze(const struct attr_agg *a, const struct snapshot *s,
+static void tail_analyze(const struct attr_agg *a, int d, const struct snapshot *s,
 			 const struct attr_params *P, const struct attr_group *med,
-			 double q, bool client, struct attr_group *g)
+			 double q, struct attr_group *g)
 {
-	__u32 lo = slot_of_quantile(&a->lat, q);
+	const struct attr_side *sd = &a->side[d];
+	bool client = d == SIDE_CLIENT;
+	__u32 lo;
 	struct part_rank rk[ATTR_PARTS];
 	struct group_sum gs;
 	struct attr_verdict *v = &g->verdict;
@@ -1119,9 +1165,11 @@ static void tail_analyze(const struct attr_agg *a, const struct snapshot *s,
 
 	memset(g, 0, sizeof(*g));
 	g->quantile = q;
-	sum_slots(a, lo, HIST_SLOTS - 1, &gs);
-	group_fill(g, &gs, lo, HIST_SLOTS - 1);
-	g->hi_ns = a->lat.max_ns;
+	/* the tail: the requests at or above the nearest rank of q */
+	sum_ranks(sd, rank_of_q(sd->lat.count, q), sd->lat.count, &gs);
+	group_fill(g, &gs);
+	lo = gs.lo;
+	g->hi_ns = sd->lat.max_ns;
 	g->excess_ns = g->mean_ns - med->mean_ns;
 	g->ratio = div0(g->mean_ns, med->mean_ns);
 	for (int c = 0; c < ATTR_CLASSES; c++)
@@ -1134,9 +1182,9 @@ static void tail_analyze(const struct attr_agg *a, const struct snapshot *s,
 
 	/* the verdict */
 	v->class = VERDICT_NONE;
-	if (a->lat.count < P->min_requests) {
+	if (sd->lat.count < P->min_requests) {
 		snprintf(v->rule, sizeof(v->rule), "%llu requests < %llu: too few to judge",
-			 (unsigned long long)a->lat.count,
+			 (unsigned long long)sd->lat.count,
 			 (unsigned long long)P->min_requests);
 	} else if (g->excess_ns < (double)P->min_excess_ns || g->ratio < P->min_ratio) {
 		snprintf(v->rule, sizeof(v->rule),
@@ -1193,7 +1241,8 @@ static void tail_analyze(const struct attr_agg *a, const struct snapshot *s,
 		l->median_mean_ns = med->part_mean_ns[p];
 		l->share = div0(l->mean_ns, g->mean_ns);
 		l->excess_share = div0(l->mean_ns - l->median_mean_ns, g->excess_ns);
-		stage_places(a, s, p, lo >> ATTR_BAND_SHIFT, l);
+		stage_places(a, client ? ROLE_CLIENT : ROLE_SERVER, s, p, lo >> ATTR_BAND_SHIFT,
+			     l);
 		g->nstages++;
 	}
 
@@ -1217,10 +1266,10 @@ static void tail_analyze(const struct attr_agg *a, const struct snapshot *s,
 			 "p%g tail (%llu requests, mean %s) is not meaningfully worse than the "
 			 "median (%s)",
 			 q * 100, (unsigned long long)g->count, tm, mm);
-		if (a->lat.count < P->min_requests)
+		if (sd->lat.count < P->min_requests)
 			snprintf(v->summary, sizeof(v->summary),
 				 "too few requests (%llu) to judge the p%g tail",
-				 (unsigned long long)a->lat.count, q * 100);
+				 (unsigned long long)sd->lat.count, q * 100);
 	} else if (v->class == VERDICT_MIXED) {
 		snprintf(v->summary, sizeof(v->summary),
 			 "p%g tail (%llu requests, mean %s vs median %s): the excess is spread: "
@@ -1244,42 +1293,120 @@ static void tail_analyze(const struct attr_agg *a, const struct snapshot *s,
 	}
 }
 
+static void side_analyze(const struct attr_agg *a, int d, const struct snapshot *s,
+			 const struct attr_params *P, struct attr_report *r)
+{
+	const struct attr_side *sd = &a->side[d];
+	struct group_sum gs;
+
+	memset(r, 0, sizeof(*r));
+	r->role = d == SIDE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
+	r->requests = sd->lat.count;
+	hist_summarize(&sd->lat, &r->latency);
+	hist_summarize(&sd->ttft, &r->ttft);
+	hist_summarize(&sd->gap, &r->gap);
+
+	/* the median group: the requests ranked from p40 to p60 */
+	if (sd->lat.count) {
+		sum_ranks(sd, rank_of_q(sd->lat.count, 0.40), rank_of_q(sd->lat.count, 0.60),
+			  &gs);
+		group_fill(&r->median, &gs);
+	}
+
+	tail_analyze(a, d, s, P, &r->median, 0.99, &r->tail);
+	r->has_p999 = sd->lat.count >= P->p999_min_requests;
+	if (r->has_p999)
+		tail_analyze(a, d, s, P, &r->median, 0.999, &r->p999);
+}
+
+static bool named(enum attr_verdict_class v)
+{
+	return v == VERDICT_COMPUTE || v == VERDICT_TRANSPORT || v == VERDICT_CONGESTION ||
+	       v == VERDICT_MIXED;
+}
+
 void attr_analyze(const struct attr_agg *a, const struct snapshot *s, double duration_s,
 		  const struct attr_params *p, struct attr_report *r)
 {
 	static const struct attr_agg empty;
-	struct group_sum gs;
-	__u32 lo, hi;
+	struct attr_report *other;
+	struct attr_params P;
+	__u64 n[SIDES];
+	int d;
 
-	memset(r, 0, sizeof(*r));
 	if (p)
-		r->params = *p;
+		P = *p;
 	else
-		attr_params__default(&r->params);
+		attr_params__default(&P);
 	if (!a)
 		a = &empty;
+	memset(r, 0, sizeof(*r));
+	for (d = 0; d < SIDES; d++)
+		n[d] = a->side[d].lat.count;
+
+	if (P.role == ROLE_SERVER || P.role == ROLE_CLIENT || !n[SIDE_SERVER] ||
+	    !n[SIDE_CLIENT]) {
+		d = P.role == ROLE_CLIENT || (P.role != ROLE_SERVER && !n[SIDE_SERVER] &&
+					      n[SIDE_CLIENT]) ? SIDE_CLIENT : SIDE_SERVER;
+		side_analyze(a, d, s, &P, r);
+		snprintf(r->role_rule, sizeof(r->role_rule), "%s",
+			 P.role != ROLE_AUTO ? "role chosen by the caller"
+					     : "the only role with requests");
+		if (n[!d]) {
+			other = malloc(sizeof(*other));
+			if (other) {
+				side_analyze(a, !d, s, &P, other);
+				r->has_other = true;
+				r->other = other->tail.verdict;
+				free(other);
+			}
+		}
+	} else {
+		/* Both ends traced on this host. The server sees what the client calls
+		 * remote, so its view explains more -- unless the client is slow itself:
+		 * a client that does not read fills the server's send queue, and then the
+		 * server's view blames the network for the client. */
+		struct attr_report *srv = malloc(sizeof(*srv));
+		struct attr_report *cli = malloc(sizeof(*cli));
+
+		if (!srv || !cli) {
+			free(srv);
+			free(cli);
+			side_analyze(a, SIDE_SERVER, s, &P, r);
+			snprintf(r->role_rule, sizeof(r->role_rule), "server (out of memory)");
+			goto done;
+		}
+		side_analyze(a, SIDE_SERVER, s, &P, srv);
+		side_analyze(a, SIDE_CLIENT, s, &P, cli);
+		if (cli->tail.verdict.class == VERDICT_COMPUTE) {
+			*r = *cli;
+			r->other = srv->tail.verdict;
+			snprintf(r->role_rule, sizeof(r->role_rule),
+				 "both ends traced: the client is slow itself (compute), which "
+				 "the server's view cannot show");
+		} else if (named(srv->tail.verdict.class) ||
+			   cli->tail.verdict.class == VERDICT_NONE) {
+			*r = *srv;
+			r->other = cli->tail.verdict;
+			snprintf(r->role_rule, sizeof(r->role_rule),
+				 "both ends traced: the server's view covers what the client "
+				 "sees as remote");
+		} else {
+			*r = *cli;
+			r->other = srv->tail.verdict;
+			snprintf(r->role_rule, sizeof(r->role_rule),
+				 "both ends traced: the server's tail explains nothing, the "
+				 "client's view is used");
+		}
+		r->has_other = true;
+		free(srv);
+		free(cli);
+	}
+done:
+	r->params = P;
 	r->duration_s = duration_s;
-	r->requests = a->lat.count;
-	hist_summarize(&a->lat, &r->latency);
-	hist_summarize(&a->ttft, &r->ttft);
-	hist_summarize(&a->gap, &r->gap);
-	sum_slots(a, 0, HIST_SLOTS - 1, &gs);
-	r->client_reqs = gs.v[F_CLIENT_REQS];
-	r->server_reqs = r->requests - r->client_reqs;
+	r->server_reqs = n[SIDE_SERVER];
+	r->client_reqs = n[SIDE_CLIENT];
 	r->places_unstored = a->places_unstored;
 	r->places_unstored_ns = a->places_unstored_ns;
-
-	/* the median group: the buckets from p40 to p60 */
-	lo = slot_of_quantile(&a->lat, 0.40);
-	hi = slot_of_quantile(&a->lat, 0.60);
-	sum_slots(a, lo, hi, &gs);
-	group_fill(&r->median, &gs, lo, hi);
-
-	tail_analyze(a, s, &r->params, &r->median, 0.99, r->client_reqs > r->server_reqs,
-		     &r->tail);
-	if (a->lat.count >= r->params.p999_min_requests) {
-		r->has_p999 = true;
-		tail_analyze(a, s, &r->params, &r->median, 0.999,
-			     r->client_reqs > r->server_reqs, &r->p999);
-	}
 }

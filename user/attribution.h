@@ -120,6 +120,7 @@ struct attr_params {
 	double plurality;	/* ... or with this share and plurality_lead x the runner-up */
 	double plurality_lead;
 	__u64 p999_min_requests; /* p99.9 section only with this many requests */
+	int role;		/* enum tt_role to analyse; ROLE_AUTO chooses (see the docs) */
 };
 
 void attr_params__default(struct attr_params *p);
@@ -191,8 +192,12 @@ struct attr_group {
 
 struct attr_report {
 	double duration_s;
-	__u64 requests;
+	int role;			/* ROLE_SERVER or ROLE_CLIENT: the side analysed */
+	char role_rule[160];		/* why that side */
+	__u64 requests;			/* ... of that side */
 	__u64 server_reqs, client_reqs;
+	bool has_other;			/* the other side had requests too: */
+	struct attr_verdict other;	/* its p99 verdict */
 	struct hist_summary latency, ttft, gap;
 	struct attr_group median, tail, p999;
 	bool has_p999;

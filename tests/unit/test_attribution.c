@@ -649,6 +649,82 @@ static void test_client_remote_unattributed(void **state)
 	attr_agg__free(a);
 }
 
+/* Both ends traced on one host (the testbed's namespaces): each exchange is seen once
+ * as a server request and once as a client request. */
+static struct attr_agg *both_ends(bool slow_server, bool slow_client, __u64 seed)
+{
+	struct attr_agg *a = attr_agg__new();
+	struct gen g = { seed };
+
+	for (int i = 0; i < 10000; i++) {
+		struct req_event sev, cev;
+		struct srv_req x = { 0 };
+		__u64 stall = 0, L;
+
+		if (slow_server && urand(&g) < 0.01)
+			x.oncpu = jit(&g, 50 * MS, 0.05);
+		/* a client that does not read closes the window: the server's response
+		 * waits in its send queue */
+		if (slow_client && urand(&g) < 0.03)
+			stall = x.sendq = uni(&g, 20 * MS, 60 * MS);
+		server_event(&g, &sev, i, 1000 * MS, &x);
+		client_event(&g, &cev, i, 1000 * MS, stall);
+		L = sev.end_ns - sev.start_ns - x.sendq;
+		cev.first_resp_ns += L > 1 * MS ? L - 1 * MS : 0;
+		cev.end_ns += L > 1 * MS ? L - 1 * MS : 0;
+		attr_agg__add(a, &sev);
+		attr_agg__add(a, &cev);
+	}
+	return a;
+}
+
+static void test_both_ends(void **state)
+{
+	struct attr_params p;
+	struct attr_report r;
+	struct attr_agg *a;
+
+	(void)state;
+	/* slow server: the client only sees `remote`; the server's view is used */
+	a = both_ends(true, false, 1);
+	attr_analyze(a, NULL, 10, NULL, &r);
+	assert_int_equal(r.role, ROLE_SERVER);
+	assert_int_equal(r.tail.verdict.class, VERDICT_COMPUTE);
+	assert_string_equal(verdict_stage(&r), "sched.oncpu");
+	assert_true(r.has_other);
+	assert_int_equal(r.other.class, VERDICT_UNATTRIBUTED);
+	assert_int_equal(r.server_reqs, 10000);
+	assert_int_equal(r.client_reqs, 10000);
+	/* the caller can ask for one side */
+	attr_params__default(&p);
+	p.role = ROLE_CLIENT;
+	attr_analyze(a, NULL, 10, &p, &r);
+	assert_int_equal(r.role, ROLE_CLIENT);
+	assert_int_equal(r.tail.verdict.class, VERDICT_UNATTRIBUTED);
+	assert_int_equal(r.other.class, VERDICT_COMPUTE);
+	attr_agg__free(a);
+
+	/* slow reader: the server blames its send queue, the client knows better */
+	a = both_ends(false, true, 2);
+	p.role = ROLE_SERVER;
+	attr_analyze(a, NULL, 10, &p, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_CONGESTION);
+	assert_string_equal(verdict_stage(&r), "tx.sendq");
+	attr_analyze(a, NULL, 10, NULL, &r);
+	assert_int_equal(r.role, ROLE_CLIENT);
+	assert_int_equal(r.tail.verdict.class, VERDICT_COMPUTE);
+	assert_string_equal(verdict_stage(&r), "rx.sockq");
+	assert_int_equal(r.other.class, VERDICT_CONGESTION);
+	attr_agg__free(a);
+
+	/* nothing wrong: none from either side */
+	a = both_ends(false, false, 3);
+	attr_analyze(a, NULL, 10, NULL, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_NONE);
+	assert_int_equal(r.other.class, VERDICT_NONE);
+	attr_agg__free(a);
+}
+
 static void test_empty(void **state)
 {
 	struct attr_agg *a = attr_agg__new();
@@ -891,7 +967,7 @@ static void test_place_table_bounded(void **state)
 static void test_render(void **state)
 {
 	static const char *const keys[] = {
-		"\"duration_s\":", "\"requests\":", "\"role\":\"server\"", "\"latency_us\":{",
+		"\"duration_s\":", "\"requests\":", "\"role\":\"server\"", "\"roles\":{", "\"latency_us\":{",
 		"\"ttft_us\":{", "\"gap_us\":{", "\"p50\":", "\"p90\":", "\"p99\":",
 		"\"p999\":", "\"max\":", "\"tail\":{", "\"threshold_us\":", "\"count\":",
 		"\"shares\":{", "\"compute\":", "\"transport\":", "\"congestion\":",
@@ -955,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(test_slowread_everywhere),
 		cmocka_unit_test(test_client_remote_unattributed),
 		cmocka_unit_test(test_verdict_rule),
+		cmocka_unit_test(test_both_ends),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_merge_equals_add_all),
 		cmocka_unit_test(test_encode_roundtrip),
