@@ -281,6 +281,11 @@ static int encode_snapshot(struct rec_buf *b, const struct snapshot *s)
 	put_bytes(b, attr, attr_len);
 	free(attr);
 	put_u32(b, (__u32)s->nslow);
+	/* named scalars: fields added to struct snapshot later go here, readers skip names
+	 * they do not know, so no version bump is needed for them */
+	put_u16(b, 1);
+	put_str8(b, "pkt_unmatched", 64);
+	put_u64(b, s->pkt_unmatched);
 	return b->err;
 }
 
@@ -544,6 +549,15 @@ static int decode_snapshot(struct cur *c, struct snapshot *s)
 		c->off += attr_len;
 	}
 	(void)get_u32(c); /* slow requests announced; fewer arrive when the tail was torn */
+	n = get_u16(c);
+	for (__u32 i = 0; i < n && !c->bad; i++) {
+		__u64 v;
+
+		get_str8(c, name, sizeof(name));
+		v = get_u64(c);
+		if (!strcmp(name, "pkt_unmatched"))
+			s->pkt_unmatched = v;
+	}
 	return c->bad ? -EBADMSG : 0;
 }
 

@@ -96,6 +96,7 @@ static void make_snapshot(struct snapshot *s, __u64 start, unsigned nslow)
 	s->hist_evicted = 11;
 	s->hist_live = 12;
 	s->events_lost = 13;
+	s->pkt_unmatched = 16;
 	s->slow_cut = 14;
 	s->slow_threshold_ns = 15000000;
 	s->self_cpu_s = 0.125;
@@ -129,6 +130,7 @@ static void assert_snapshots_equal(const struct snapshot *a, const struct snapsh
 	assert_int_equal(a->hist_evicted, b->hist_evicted);
 	assert_int_equal(a->hist_live, b->hist_live);
 	assert_int_equal(a->events_lost, b->events_lost);
+	assert_int_equal(a->pkt_unmatched, b->pkt_unmatched);
 	assert_int_equal(a->slow_cut, b->slow_cut);
 	assert_int_equal(a->slow_threshold_ns, b->slow_threshold_ns);
 	assert_true(a->self_cpu_s == b->self_cpu_s);
