@@ -821,7 +821,8 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 		cnt = r_le(&r, 8);
 		if (r.err)
 			break;
-		if (k.part >= ATTR_PARTS || !cnt || (k.role != ROLE_SERVER && k.role != ROLE_CLIENT) ||
+		if (k.part >= ATTR_PARTS || !cnt ||
+		    (k.role != ROLE_SERVER && k.role != ROLE_CLIENT) ||
 		    k.comm[sizeof(k.comm) - 1] ||
 		    (__u32)k.band > HIST_SLOTS >> ATTR_BAND_SHIFT) {
 			r.err = -EINVAL;

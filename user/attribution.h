@@ -52,12 +52,12 @@ enum attr_part {
 	PART_RETRANS_LOSS,	/* tcp.retrans without queue-drop evidence, transport */
 	PART_RETRANS_QUEUE,	/* tcp.retrans with ECN CE or queue drops, congestion */
 	PART_RTT_BASE,		/* tcp.rtt up to the path minimum (client only), transport */
-	PART_RTT_QUEUE,		/* tcp.rtt inflation above the minimum (client only), congestion */
+	PART_RTT_QUEUE,		/* tcp.rtt above the minimum (client only), congestion */
 	PART_SCHED_RUNQ,	/* sched.runq, compute */
 	PART_SCHED_ONCPU,	/* sched.oncpu, compute */
 	PART_SCHED_OFFCPU,	/* sched.offcpu minus gpu.wait, compute */
 	PART_GPU_WAIT,		/* gpu.wait, compute */
-	PART_APP_OTHER,		/* server: before the first response, no thread stage: compute */
+	PART_APP_OTHER,		/* server, before the first response, no stage: compute */
 	PART_REMOTE,		/* client: peer + network beyond the RTT, unattributed */
 	PART_UNCOVERED,		/* covered by no stage, unattributed */
 	ATTR_PARTS,

@@ -410,7 +410,8 @@ static void test_partition_sums_to_latency(void **state)
 		ev.end_ns = shape == 2 ? ev.start_ns - (rnd(&g) % 10) : ev.start_ns + L;
 		ev.first_resp_ns = rnd(&g) % 3 ? ev.start_ns + modn(rnd(&g), L + 2) : rnd(&g);
 		for (int k = 0; k < TT_REQ_STAGES; k++)
-			ev.stage_ns[k] = rnd(&g) % 3 ? modn(rnd(&g), L + 1) : rnd(&g) >> (rnd(&g) % 64);
+			ev.stage_ns[k] = rnd(&g) % 3 ? modn(rnd(&g), L + 1)
+						     : rnd(&g) >> (rnd(&g) % 64);
 		ev.srtt_ns = rnd(&g) >> (rnd(&g) % 64);
 		ev.min_rtt_ns = rnd(&g) % 2 ? rnd(&g) >> (rnd(&g) % 64) : 0;
 		ev.drops = (__u32)(rnd(&g) % 2);
@@ -967,11 +968,13 @@ static void test_place_table_bounded(void **state)
 static void test_render(void **state)
 {
 	static const char *const keys[] = {
-		"\"duration_s\":", "\"requests\":", "\"role\":\"server\"", "\"roles\":{", "\"latency_us\":{",
+		"\"duration_s\":", "\"requests\":", "\"role\":\"server\"", "\"roles\":{",
+		"\"latency_us\":{",
 		"\"ttft_us\":{", "\"gap_us\":{", "\"p50\":", "\"p90\":", "\"p99\":",
 		"\"p999\":", "\"max\":", "\"tail\":{", "\"threshold_us\":", "\"count\":",
 		"\"shares\":{", "\"compute\":", "\"transport\":", "\"congestion\":",
-		"\"unattributed\":", "\"excess_shares\":{", "\"stages\":[", "\"stage\":\"tx.qdisc\"",
+		"\"unattributed\":", "\"excess_shares\":{", "\"stages\":[",
+		"\"stage\":\"tx.qdisc\"",
 		"\"class\":\"congestion\"", "\"share\":", "\"where\":\"dev tt-srv-eth0 qdisc 1:0",
 		"\"median\":{", "\"verdict\":{\"class\":\"congestion\",\"stage\":\"tx.qdisc\"",
 		"\"summary\":", "\"rule\":", "\"evidence\":{", "\"thresholds\":{",
