@@ -42,6 +42,8 @@ static const struct option long_opts[] = {
 	{ 0 },
 };
 
+static const char shortopts[] = ":p:d:i:jvho:";
+
 static unsigned int opt_bit(int c)
 {
 	switch (c) {
@@ -141,23 +143,35 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 	       size_t errlen)
 {
 	unsigned long ul;
-	int c, r;
+	int c, r, idx;
+	char name[32];
 
 	memset(o, 0, sizeof(*o));
 	o->by = GROUP_NONE;
-	optind = 1;
+	/* 0, not 1: glibc then also forgets the previous argv (permutation, cluster position) */
+	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:d:i:jvho:", long_opts, NULL)) != -1) {
+	while ((idx = -1, c = getopt_long(argc, argv, shortopts, long_opts, &idx)) != -1) {
 		unsigned int bit = opt_bit(c);
 
+		/* long options always advance optind, so argv[optind - 1] is the word typed */
+		if (c == '?' && !optopt)
+			return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		/* a known option's code: a long option given a value it takes none of */
+		if (c == '?' && (optopt > 0xff || (optopt != ':' && strchr(shortopts, optopt))))
+			return fail(err, errlen, "option '%s' takes no value", argv[optind - 1]);
 		if (c == '?')
-			return optopt ? fail(err, errlen, "unknown option '-%c'", optopt)
-				      : fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+			return fail(err, errlen, "unknown option '-%c'", optopt);
 		if (c == ':')
 			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		/* argv[optind - 1] would be the value of an option given as two words */
+		if (idx >= 0)
+			snprintf(name, sizeof(name), "--%s", long_opts[idx].name);
+		else
+			snprintf(name, sizeof(name), "-%c", c);
 		if (bit && !(allowed & bit))
-			return fail(err, errlen, "option '%s' does not apply to '%s'",
-				    argv[optind - 1], argv[0]);
+			return fail(err, errlen, "option '%s' does not apply to '%s'", name,
+				    argv[0]);
 		o->seen |= bit;
 		switch (c) {
 		case 'h':
