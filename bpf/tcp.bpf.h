@@ -59,6 +59,7 @@ struct {
  * enough to time the driver call, no hash needed. */
 struct nic_slot {
 	__u64 skb;
+	__u64 sk;	/* the driver may orphan the skb (veth, lo): keep its socket */
 	__u64 ts;
 };
 
@@ -356,6 +357,7 @@ int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 	slot = bpf_map_lookup_elem(&nic_slots, &zero);
 	if (slot) {
 		slot->skb = (__u64)skb;
+		slot->sk = (__u64)skb->sk;
 		slot->ts = now;
 	}
 	if (f)
@@ -379,7 +381,7 @@ int BPF_PROG(tt_net_dev_xmit, struct sk_buff *skb, int rc, struct net_device *de
 	slot->skb = 0;
 	now = bpf_ktime_get_ns();
 	remember_dev(dev, &dk);
-	f = flow_get(skb->sk, false);
+	f = flow_get((struct sock *)slot->sk, false);
 	if (f && f->verdict == FLOW_TRACED) {
 		flow_sample_at(f, STAGE_TX_NIC, now - slot->ts, dk.ifindex, dk.netns, 0);
 		req_stage(f, STAGE_TX_NIC, slot->ts, now);
@@ -590,6 +592,22 @@ int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int er
 	return 0;
 }
 
+/* Drops by a full or policing queue: the congestion evidence for retransmissions. Each
+ * reason is looked up by name (CO-RE), as the enum's values move between kernels. */
+#define QUEUE_REASON(name)                                                                  \
+	(bpf_core_enum_value_exists(enum skb_drop_reason, name) &&                          \
+	 r == bpf_core_enum_value(enum skb_drop_reason, name))
+
+static __always_inline bool queue_drop(__u32 r)
+{
+	return QUEUE_REASON(SKB_DROP_REASON_QDISC_DROP) ||
+	       QUEUE_REASON(SKB_DROP_REASON_QDISC_OVERLIMIT) ||
+	       QUEUE_REASON(SKB_DROP_REASON_QDISC_CONGESTED) ||
+	       QUEUE_REASON(SKB_DROP_REASON_CAKE_FLOOD) ||
+	       QUEUE_REASON(SKB_DROP_REASON_FQ_BAND_LIMIT) ||
+	       QUEUE_REASON(SKB_DROP_REASON_FQ_FLOW_LIMIT);
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
 	     struct sock *rx_sk)
@@ -613,7 +631,9 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		if (c)
 			*c += 1;
 	}
-	if (f->phase != REQ_IDLE)
+	/* the request keeps queue drops only: other drops (filters, bad checksums) are not
+	 * evidence of congestion */
+	if (f->phase != REQ_IDLE && queue_drop(reason))
 		f->req.drops++;
 	return 0;
 }

@@ -15,6 +15,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_rdma(int argc, char **argv);
 int cmd_hist(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

@@ -68,6 +68,17 @@ static const struct tt_cmd cmds[] = {
 	  "Examples:\n"
 	  "  tailtrace explain --port 8000 -d 30\n"
 	  "  tailtrace explain --comm vllm --role server -d 60 -j\n" },
+	{ "top", cmd_top, "a refreshing per-group table of the main stages' p50/p99",
+	  "Usage: tailtrace top [filters] [-i SEC] [--count N] [-d SEC] [--by KEY]\n"
+	  "\n"
+	  "Every interval (default 1 s) a table per group (--by port, raddr, comm, cgroup or\n"
+	  "none): segment rate (RTT samples/s), p50 and p99 of tx.sendq, tx.qdisc, tcp.rtt and\n"
+	  "rx.sockq, timed retransmissions, then drops and tailtrace's own losses. Redrawn in\n"
+	  "place on a terminal, printed as successive blocks otherwise.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace top --port 8000 --by raddr\n"
+	  "  tailtrace top --comm vllm --by port -i 5 --count 12 > top.log\n" },
 	{ "record", cmd_record, "always-on profiling into rotating segment files (see report)",
 	  "Usage: tailtrace record -o DIR [-i SEC] [--max-size SIZE] [--listen ADDR:PORT] [filters]\n"
 	  "                        [-d SEC] [--by KEY] [--role ROLE] [--cuda]\n"
