@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tailtrace's TCP stages against the kernel's own figures, in the testbed (issue 4):
+#  - tx.qdisc p99 behind a 20 Mbit/s tbf with a bulk neighbour = the queueing its backlog
+#    implies (p99 of tc's backlog sampled during the run / rate, +-15 %); near zero through
+#    a 10 Gbit/s tbf that never queues. The veth default is noqueue, where the qdisc
+#    tracepoints never fire (no samples at all), so the "no bottleneck" case installs a
+#    large-rate tbf to have a qdisc whose sojourn can be measured;
+#  - tcp.rtt p50 = the median srtt `ss -ti` shows for the same connections (+-10 %), IPv4
+#    and IPv6, measured behind the bottleneck (the veth RTT alone is ~0.1 ms of scheduling
+#    noise);
+#  - retransmissions of the traced flows = the kernel's TcpRetransSegs delta (nstat, both
+#    namespaces) within 1 per 1000, under 2 % nftables loss;
+#  - qdisc_packets with --dev NETNS/IFNAME = tc's sent-packets of that root qdisc (+-1 %);
+#  - rx.sockq grows for a slow reader and not for a normal one;
+#  - --port, -p and --comm keep other flows out;
+#  - IPv4 and IPv6 both get every stage, with at least one sample per response;
+#  - bad device, pid, cgroup, port: exit 2 with one line on stderr.
+# The testbed is shared: the whole body holds /run/tailtrace-testbed.lock.
+# TCP_ONLY="qdisc loss slowread filters badinput idle" runs a subset (debugging).
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib_tcp.sh"
+tt_require_root
+for b in "$TAILTRACE" "$LOADGEN"; do
+	[ -x "$b" ] || { tt_fail "$(basename "$b") not built ($b)"; exit 1; }
+done
+for t in tc ss nstat nft python3 flock timeout; do
+	command -v $t >/dev/null || { tt_skip "$(basename "$0")" "$t missing"; exit 0; }
+done
+
+exec 9>/run/tailtrace-testbed.lock
+flock -w 600 9 || { tt_fail "testbed lock /run/tailtrace-testbed.lock still held after 600 s"; exit 1; }
+
+TMP=$(mktemp -d)
+SPIDS=()
+cleanup() {
+	local p
+	tcp_hist_kill_all
+	for p in "${SPIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	"$TESTBED" down >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+"$TESTBED" down >/dev/null 2>&1
+"$TESTBED" up >/dev/null 2>&1 || { tt_fail "testbed up"; exit 1; }
+eval "$("$TESTBED" env)"
+
+only() { [ -z "${TCP_ONLY:-}" ] || [[ " $TCP_ONLY " == *" $1 "* ]]; }
+srv() { # port name args...
+	local port=$1 name=$2; shift 2
+	ip netns exec tt-srv "$LOADGEN" server --listen :: --port "$port" --duration 200 \
+		--name "$name" "$@" >"$TMP/srv-$port.log" 2>&1 &
+	SPIDS+=("$!")
+	LAST_SRV=$!
+}
+cli_bg() { # name json args...   (pid in LAST_CLI)
+	local name=$1 json=$2; shift 2
+	ip netns exec tt-cli "$LOADGEN" client --name "$name" --json "$json" "$@" \
+		>>"$TMP/cli.log" 2>&1 &
+	LAST_CLI=$!
+}
+j() { tt_json "$@" 2>/dev/null || echo none; }
+num_ok() { case "$1" in none|""|null) return 1;; esac; }
+ge() { num_ok "$1" && num_ok "$2" && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+le() { num_ok "$1" && num_ok "$2" && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%+.1f%%", (a - b) / b * 100 }'; }
+# ip netns exec execs the program, so a background `ip netns exec` pid is the program's pid
+srv_ready() { # port: the server listens in tt-srv
+	for _ in $(seq 1 50); do
+		ip netns exec tt-srv ss -ltnH "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+hist_or_fail() { # name args...: start tailtrace or fail the script (nothing can be measured)
+	local name=$1
+	if ! tcp_hist_start "$@"; then
+		tt_fail "tailtrace hist ${*:2} did not start: $(head -c 300 "$TMP/$name.err")"
+		exit 1
+	fi
+}
+
+# ---------------------------------------------------------------- bad input
+if only badinput; then
+	bad() { # desc args...
+		local desc=$1; shift
+		"$TAILTRACE" hist -d 1 "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
+		local rc=$? lines out
+		lines=$(wc -l <"$TMP/bad.err"); out=$(wc -c <"$TMP/bad.out")
+		tt_check "bad input $desc: exit $rc (want 2), $lines stderr line(s) (want 1), stdout ${out} B: $(head -1 "$TMP/bad.err")" \
+			[ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [ "$out" -eq 0 ]
+	}
+	bad "unknown device" --dev tt-nosuch0
+	bad "unknown device in a testbed netns" --dev tt-srv/tt-nosuch0
+	bad "unknown pid" -p 4194303
+	bad "unknown cgroup" --cgroup /tailtrace-no-such-cgroup
+	bad "--port 70000" --port 70000
+fi
+
+# ---------------------------------------------------------------- bottleneck
+# A 20 Mbit/s tbf with a 64 KiB buffer on tt-srv0 and 4 bulk flows from tt-srv: responses
+# of the traced server wait behind the bulk data. One tailtrace run times the traced flows
+# (--port, grouped by comm) and every packet of the device (--dev), and counts the packets
+# through its qdisc; tc's backlog and ss's srtt are sampled meanwhile.
+RATE_BPS=20000000
+if only qdisc; then
+	srv 7410 tt-q-srv --compute const:100 --resp-bytes 1024
+	srv_ready 7410 || tt_fail "loadgen server on 7410 did not start"
+	hist_or_fail qd --port 7410 --dev tt-srv/"$TB_SRV_DEV" --by comm
+	t0=$SECONDS
+	"$TESTBED" congest --link srv --rate 20mbit --buffer 64kb --qdisc tbf --bulk-conns 4 \
+		--duration 10 >/dev/null 2>&1 || tt_fail "testbed congest"
+	sleep 2 # the bulk flows fill the buffer
+	rm -f "$TMP/stop"
+	tcp_backlog_sampler tt-srv "$TB_SRV_DEV" "$TMP/backlog" "$TMP/stop" &
+	bs=$!
+	tcp_ss_sampler tt-cli "dst $TB_SRV4 and dport = :7410" "$TMP/ss4" "$TMP/stop" &
+	s4=$!
+	tcp_ss_sampler tt-cli "dst [$TB_SRV6] and dport = :7410" "$TMP/ss6" "$TMP/stop" &
+	s6=$!
+	cli_bg tt-q-cli4 "$TMP/q4.json" --connect "$TB_SRV4" --port 7410 --rate 50 --conns 2 --duration 6
+	c4=$LAST_CLI
+	cli_bg tt-q-cli6 "$TMP/q6.json" --connect "$TB_SRV6" --port 7410 --rate 50 --conns 2 --duration 6
+	c6=$LAST_CLI
+	wait "$c4" "$c6"
+	touch "$TMP/stop"
+	wait "$bs" "$s4" "$s6"
+	# the bulk neighbour stops at 10 s; its last packets and FINs drain, then read tc
+	while [ $((SECONDS - t0)) -lt 12 ]; do sleep 0.2; done
+	tc_pkts=$(tcp_qdisc_root tt-srv "$TB_SRV_DEV" packets)
+	tc_drops=$(tcp_qdisc_root tt-srv "$TB_SRV_DEV" drops)
+	tcp_hist_stop qd
+	"$TESTBED" clear >/dev/null 2>&1
+
+	# tx.qdisc of the traced server's packets vs what tc's backlog implies
+	q99=$(tcp_stage "$TMP/qd.json" tx.qdisc '^comm tt-q-srv' p99_us)
+	q50=$(tcp_stage "$TMP/qd.json" tx.qdisc '^comm tt-q-srv' p50_us)
+	qn=$(tcp_stage "$TMP/qd.json" tx.qdisc '^comm tt-q-srv' count)
+	d99=$(tcp_stage "$TMP/qd.json" tx.qdisc '^all$' p99_us "$TB_SRV_DEV")
+	dmean=$(tcp_stage "$TMP/qd.json" tx.qdisc '^all$' mean_us "$TB_SRV_DEV")
+	b99=$(tcp_quantile "$TMP/backlog" 0.99)
+	bmean=$(tcp_mean "$TMP/backlog")
+	nb=$(wc -l <"$TMP/backlog")
+	bq99=$(awk -v b="$b99" -v r=$RATE_BPS 'BEGIN { if (b == "none") print "none"; else printf "%.1f", b * 8 / r * 1e6 }')
+	bqmean=$(awk -v b="$bmean" -v r=$RATE_BPS 'BEGIN { if (b == "none") print "none"; else printf "%.1f", b * 8 / r * 1e6 }')
+	full=$(awk -v r=$RATE_BPS 'BEGIN { printf "%.1f", 65536 * 8 / r * 1e6 }')
+	echo "# bottleneck: tx.qdisc traced server: n=$qn p50 $(tcp_fmt_ms "$q50") p99 $(tcp_fmt_ms "$q99");" \
+		"whole device: p99 $(tcp_fmt_ms "$d99") mean $(tcp_fmt_ms "$dmean");" \
+		"tc backlog ($nb samples): p99 ${b99} B = $(tcp_fmt_ms "$bq99"), mean ${bmean} B = $(tcp_fmt_ms "$bqmean");" \
+		"full buffer $(tcp_fmt_ms "$full"); tc drops $tc_drops"
+	tt_check "tx.qdisc p99 $(tcp_fmt_ms "$q99") vs backlog/rate p99 $(tcp_fmt_ms "$bq99") ($(pct "$q99" "$bq99"); tbf 20mbit 64kb + 4 bulk flows; +-15%)" \
+		eval 'ge "$qn" 100 && tcp_ratio_ok "$q99" "$bq99" 0.15'
+
+	# tcp.rtt of each client vs ss -ti srtt of its connections
+	for fam in 4 6; do
+		r50=$(tcp_stage "$TMP/qd.json" tcp.rtt "^comm tt-q-cli$fam" p50_us)
+		rn=$(tcp_stage "$TMP/qd.json" tcp.rtt "^comm tt-q-cli$fam" count)
+		m=$(tcp_quantile "$TMP/ss$fam" 0.5)
+		sn=$(wc -l <"$TMP/ss$fam")
+		mus=$(awk -v m="$m" 'BEGIN { if (m == "none") print "none"; else printf "%.1f", m * 1000 }')
+		tt_check "IPv$fam tcp.rtt p50 $(tcp_fmt_ms "$r50") (n=$rn) vs ss -ti srtt median $(tcp_fmt_ms "$mus") ($sn samples; $(pct "$r50" "$mus"); +-10%)" \
+			eval 'ge "$rn" 50 && ge "$sn" 10 && tcp_ratio_ok "$r50" "$mus" 0.10'
+	done
+
+	# packets through the root qdisc: tailtrace (--dev tt-srv/tt-srv0) vs tc
+	qp=$(tcp_counter "$TMP/qd.json" qdisc_packets)
+	tt_check "qdisc_packets $qp vs tc -s sent $tc_pkts ($(pct "$qp" "$tc_pkts"); --dev tt-srv/$TB_SRV_DEV, qdisc created under tracing; +-1%)" \
+		eval 'ge "$tc_pkts" 1000 && tcp_ratio_ok "$qp" "$tc_pkts" 0.01'
+fi
+
+# ---------------------------------------------------------------- no bottleneck, IPv4 + IPv6
+# A 10 Gbit/s tbf on tt-srv0 (burst 1.25 MB): a qdisc that never queues. Grouped by remote
+# address, so each family's flows are seen separately.
+if only idle; then
+	srv 7411 tt-i-srv --compute const:100 --resp-bytes 1024
+	srv_ready 7411 || tt_fail "loadgen server on 7411 did not start"
+	"$TESTBED" congest --link srv --rate 10gbit --buffer 4mb --bulk none >/dev/null 2>&1 ||
+		tt_fail "testbed congest 10gbit"
+	hist_or_fail idle --port 7411 --by raddr
+	cli_bg tt-i-cli4 "$TMP/i4.json" --connect "$TB_SRV4" --port 7411 --rate 100 --conns 4 --duration 5
+	c4=$LAST_CLI
+	cli_bg tt-i-cli6 "$TMP/i6.json" --connect "$TB_SRV6" --port 7411 --rate 100 --conns 4 --duration 5
+	c6=$LAST_CLI
+	wait "$c4" "$c6"
+	sleep 0.3
+	tcp_hist_stop idle
+	"$TESTBED" clear >/dev/null 2>&1
+	q99=$(tcp_stage "$TMP/idle.json" tx.qdisc '^raddr ' p99_us)
+	qn=$(tcp_stage "$TMP/idle.json" tx.qdisc '^raddr ' count)
+	reqs=$(( $(j "$TMP/i4.json" requests) + $(j "$TMP/i6.json" requests) ))
+	tt_check "tx.qdisc p99 $(tcp_fmt_ms "$q99") near zero without a bottleneck (10gbit tbf; n=$qn >= $reqs responses; < 1ms)" \
+		eval 'ge "$qn" "$reqs" && le "$q99" 1000'
+	for fam in 4 6; do
+		if [ $fam = 4 ]; then cli_addr=$TB_CLI4 srv_addr=$TB_SRV4; else cli_addr=$TB_CLI6 srv_addr=$TB_SRV6; fi
+		r=$(j "$TMP/i$fam.json" requests)
+		desc="" okf=1
+		# server side (remote = the client): sends responses through the qdisc
+		for st in tx.sendq tx.qdisc tx.ack rx.stack rx.sockq tcp.rtt; do
+			n=$(tcp_stage "$TMP/idle.json" $st "^raddr $cli_addr\$" count)
+			desc="$desc srv.$st=$n"
+			ge "$n" 1 || okf=0
+		done
+		# client side (remote = the server): every response is received and read
+		for st in tx.sendq tx.ack rx.stack rx.sockq tcp.rtt; do
+			n=$(tcp_stage "$TMP/idle.json" $st "^raddr $srv_addr\$" count)
+			desc="$desc cli.$st=$n"
+			ge "$n" 1 || okf=0
+		done
+		nrx=$(tcp_stage "$TMP/idle.json" rx.stack "^raddr $srv_addr\$" count)
+		ntq=$(tcp_stage "$TMP/idle.json" tx.qdisc "^raddr $cli_addr\$" count)
+		tt_check "IPv$fam: every stage has samples ($desc ); client rx.stack $nrx and server tx.qdisc $ntq >= $r responses" \
+			eval '[ $okf = 1 ] && ge "$nrx" "$r" && ge "$ntq" "$r"'
+	done
+fi
+
+# ---------------------------------------------------------------- loss
+# 2 % of the loadgen's TCP packets leaving tt-srv dropped by nftables (port 7412 only, so
+# nothing else in the namespaces retransmits). IPv4 and IPv6 clients at once. The kernel's
+# count is RetransSegs of both namespaces, read after tailtrace attached and after the last
+# retransmission (FINs included) and before it detaches.
+if only loss; then
+	srv 7412 tt-l-srv --compute const:100 --resp-bytes 1024
+	srv_ready 7412 || tt_fail "loadgen server on 7412 did not start"
+	"$TESTBED" loss --link srv --percent 2 --ports 7412 >/dev/null 2>&1 || tt_fail "testbed loss"
+	hist_or_fail loss --port 7412
+	k0=$(( $(tcp_retrans_segs tt-srv) + $(tcp_retrans_segs tt-cli) ))
+	cli_bg tt-l-cli4 "$TMP/l4.json" --connect "$TB_SRV4" --port 7412 --rate 300 --conns 4 --duration 6
+	c4=$LAST_CLI
+	cli_bg tt-l-cli6 "$TMP/l6.json" --connect "$TB_SRV6" --port 7412 --rate 300 --conns 4 --duration 6
+	c6=$LAST_CLI
+	wait "$c4" "$c6"
+	# lost FINs are retransmitted after an RTO: wait until no socket on 7412 is left
+	for _ in $(seq 1 40); do
+		ip netns exec tt-srv ss -tanH "sport = :7412" | grep -v LISTEN | grep -q . || break
+		sleep 0.25
+	done
+	k1=$(( $(tcp_retrans_segs tt-srv) + $(tcp_retrans_segs tt-cli) ))
+	tcp_hist_stop loss
+	drops=$(ip netns exec tt-srv nft list table inet tailtrace_testbed 2>/dev/null | awk '/counter packets/ {
+		for (i = 1; i < NF; i++) if ($i == "packets") s += $(i + 1) } END { print s + 0 }')
+	"$TESTBED" clear >/dev/null 2>&1
+	kern=$((k1 - k0))
+	tr=$(tcp_counter "$TMP/loss.json" retransmits)
+	rto=$(tcp_counter "$TMP/loss.json" retransmits_timeout)
+	tol=$(( kern / 1000 ))
+	echo "# loss: nft dropped $drops packets; kernel RetransSegs +$kern; tailtrace retransmits $tr (timeout $rto," \
+		"fast $(tcp_counter "$TMP/loss.json" retransmits_fast), tlp $(tcp_counter "$TMP/loss.json" retransmits_tlp))"
+	tt_check "retransmits $tr vs kernel TcpRetransSegs delta $kern (2% loss on srv, IPv4+IPv6; nft drops $drops; +-$tol = 1 per 1000)" \
+		eval 'ge "$kern" 20 && ge "$tr" $((kern - tol)) && le "$tr" $((kern + tol))'
+fi
+
+# ---------------------------------------------------------------- slow reader
+# Two clients of one server at the same time: a normal one and one started with the
+# testbed's slowread options (16 KiB receive buffer, 4 KiB reads, 2 ms before each read).
+# Grouped by comm: rx.sockq of each client's sockets.
+if only slowread; then
+	srv 7413 tt-s-srv --compute const:100 --sndbuf 32k
+	srv_ready 7413 || tt_fail "loadgen server on 7413 did not start"
+	"$TESTBED" slowread --read-delay-us 2000 --rcvbuf 16384 --read-chunk 4096 >/dev/null 2>&1
+	eval "$("$TESTBED" env)"
+	hist_or_fail slow --port 7413 --by comm --stage rx.sockq --stage rx.stack
+	cli_bg tt-s-base "$TMP/s-base.json" --connect "$TB_SRV6" --port 7413 --rate 10 --conns 2 \
+		--resp-bytes 64k --duration 5
+	cb=$LAST_CLI
+	# shellcheck disable=SC2086 # TB_CLIENT_OPTS is a list of options
+	cli_bg tt-s-slow "$TMP/s-slow.json" --connect "$TB_SRV6" --port 7413 --concurrency 1 \
+		--resp-bytes 64k --duration 5 $TB_CLIENT_OPTS
+	cs=$LAST_CLI
+	wait "$cb" "$cs"
+	tcp_hist_stop slow
+	"$TESTBED" clear >/dev/null 2>&1
+	eval "$("$TESTBED" env)"
+	sb50=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-base' p50_us)
+	sb99=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-base' p99_us)
+	sbn=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-base' count)
+	ss50=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-slow' p50_us)
+	ssn=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-slow' count)
+	lat=$(j "$TMP/s-slow.json" latency_us.p50)
+	echo "# slowread: rx.sockq normal reader n=$sbn p50 $(tcp_fmt_ms "$sb50") p99 $(tcp_fmt_ms "$sb99");" \
+		"slow reader n=$ssn p50 $(tcp_fmt_ms "$ss50") (response p50 $(tcp_fmt_ms "$lat"), floor 16 reads x 2 ms)"
+	tt_check "rx.sockq slow reader p50 $(tcp_fmt_ms "$ss50") >= 2 ms read delay; normal reader p50 $(tcp_fmt_ms "$sb50") p99 $(tcp_fmt_ms "$sb99") < 1 ms" \
+		eval 'ge "$ssn" 20 && ge "$sbn" 20 && ge "$ss50" 2000 && le "$sb99" 1000'
+fi
+
+# ---------------------------------------------------------------- filters
+# Two servers (7414, 7415) in two processes, a client of each; three tailtraces at once,
+# each selecting one flow by a different filter. Rows of the other flow must not appear.
+if only filters; then
+	srv 7414 tt-fa-srv --compute const:100
+	srv_ready 7414 || tt_fail "loadgen server on 7414 did not start"
+	srv 7415 tt-fb-srv --compute const:100
+	pid_b=$LAST_SRV
+	srv_ready 7415 || tt_fail "loadgen server on 7415 did not start"
+	hist_or_fail fport --port 7414 --by port
+	hist_or_fail fpid -p "$pid_b" --by port
+	hist_or_fail fcomm --comm tt-fa-cli --by comm
+	cli_bg tt-fa-cli "$TMP/fa.json" --connect "$TB_SRV4" --port 7414 --rate 100 --conns 2 --duration 4
+	ca=$LAST_CLI
+	cli_bg tt-fb-cli "$TMP/fb.json" --connect "$TB_SRV6" --port 7415 --rate 100 --conns 2 --duration 4
+	cb=$LAST_CLI
+	wait "$ca" "$cb"
+	sleep 0.3
+	tcp_hist_stop fport; tcp_hist_stop fpid; tcp_hist_stop fcomm
+	g=$(tcp_groups "$TMP/fport.json" '*')
+	n=$(tcp_stage "$TMP/fport.json" rx.stack '^port 7414$' count)
+	tt_check "--port 7414: groups [$g] only port 7414 (rx.stack n=$n)" \
+		eval '[ "$g" = "port_7414" ] && ge "$n" 100'
+	g=$(tcp_groups "$TMP/fpid.json" '*')
+	n=$(tcp_stage "$TMP/fpid.json" rx.stack '^port 7415$' count)
+	tt_check "-p <server 7415>: groups [$g] only port 7415 (rx.stack n=$n)" \
+		eval '[ "$g" = "port_7415" ] && ge "$n" 100'
+	g=$(tcp_groups "$TMP/fcomm.json" '*')
+	n=$(tcp_stage "$TMP/fcomm.json" rx.stack '^comm tt-fa-cli\[' count)
+	tt_check "--comm tt-fa-cli: groups [$g] only that client (rx.stack n=$n)" \
+		eval '[[ "$g" =~ ^comm_tt-fa-cli\[[0-9]+\]$ ]] && ge "$n" 100'
+fi
