@@ -124,7 +124,8 @@ static const struct tt_cmd cmds[] = {
 	  "  tailtrace report rec/ --format folded | flamegraph.pl > tail.svg\n"
 	  "  tailtrace report rec/ --format pprof -o tail.pb.gz && go tool pprof -http=: tail.pb.gz\n"
 	  "  tailtrace report rec/ --format perfetto -o slow.json   # open in ui.perfetto.dev\n"
-	  "  tailtrace report rec/ --format openmetrics | promtool check metrics\n" },
+	  "  tailtrace report rec/ --format openmetrics -o w.om &&\n"
+	  "    promtool tsdb create-blocks-from openmetrics w.om ./data\n" },
 	{ "rdma", cmd_rdma, "RDMA verbs work-request latency, CQ wake-ups, fabric counters",
 	  "Usage: tailtrace rdma [-p PID] [--rdma-probe SPEC]... [--rdma-full]\n"
 	  "                      [--sysfs-root DIR] [-d SEC] [-i SEC] [--count N] [-j] [-v]\n"
