@@ -91,7 +91,7 @@ loss_case() { # label link addr
 	case $link in srv) ns=tt-srv;; rtr) ns=tt-rtr;; cli) ns=tt-cli;; esac
 	cli --connect "$addr" --port 7100 --rate 500 --requests 2500 --warmup 20 --conns 16 \
 		--json "$TMP/base.json"
-	"$TESTBED" loss --link "$link" --percent 2 >/dev/null 2>&1
+	"$TESTBED" loss --link "$link" --percent 3 >/dev/null 2>&1
 	cli --connect "$addr" --port 7100 --rate 500 --requests 2500 --warmup 20 --conns 16 \
 		--json "$TMP/loss.json" --samples "$TMP/loss.txt"
 	local drops
@@ -102,7 +102,7 @@ loss_case() { # label link addr
 	b50=$(j "$TMP/base.json" latency_us.p50); b99=$(j "$TMP/base.json" latency_us.p99)
 	l50=$(j "$TMP/loss.json" latency_us.p50); l99=$(j "$TMP/loss.json" latency_us.p99)
 	slow=$(awk '!/^#/ && $5 > 100000 {n++} END {print n+0}' "$TMP/loss.txt")
-	echo "# $label: 2% loss on $link: base p50 $b50 us p99 $b99 us; lossy p50 $l50 us p99 $l99 us" \
+	echo "# $label: 3% loss on $link: base p50 $b50 us p99 $b99 us; lossy p50 $l50 us p99 $l99 us" \
 		"max $(j "$TMP/loss.json" latency_us.max) us; $slow of 2500 requests > 100 ms; nft dropped $drops packets"
 	tt_check "$label: p99 grows by >= 150 ms (retransmission timeout), p50 by < 2 ms" \
 		awk -v b50="$b50" -v b99="$b99" -v l50="$l50" -v l99="$l99" \
