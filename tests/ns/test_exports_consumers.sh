@@ -92,8 +92,10 @@ fi
 
 # --- OpenMetrics: Prometheus' strict OpenMetrics parser (promtool backfill) ---
 if ! command -v promtool >/dev/null; then
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus \
-		>"$work/apt.log" 2>&1 || true
+	# Debian's prometheus package ships promtool; a fresh machine needs the lists first
+	{ DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus ||
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y \
+		--no-install-recommends prometheus; }; } >"$work/apt.log" 2>&1 || true
 fi
 if command -v promtool >/dev/null; then
 	"$TAILTRACE" report "$work/rec" --format openmetrics -o "$work/om.txt"
