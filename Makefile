@@ -93,6 +93,11 @@ test: deps all
 unit: all
 	$(Q)TT_ONLY=unit tests/run.sh
 
+# bounded fuzzing of the record reader (FUZZ_SECONDS, default 60); crashes are kept in
+# tests/fuzz/corpus-regress and replayed by the unit tests
+fuzz: deps
+	$(Q)tools/fuzz.sh
+
 install: $(BUILD)/tailtrace
 	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(prefix)/sbin/tailtrace
 

@@ -128,9 +128,7 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 	flow_fill_addrs(f, sk);
 	/* sockops overrides this guess at connection setup; sockets that predate tailtrace
 	 * are classed by which side holds the selected (or the lower) port */
-	if (targ_role != ROLE_AUTO)
-		f->role = targ_role;
-	else if (targ_nports)
+	if (targ_nports)
 		f->role = port_selected(f->lport, 0) ? ROLE_SERVER : ROLE_CLIENT;
 	else
 		f->role = f->lport < f->rport ? ROLE_SERVER : ROLE_CLIENT;

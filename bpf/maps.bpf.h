@@ -22,7 +22,7 @@ const volatile __u32 targ_devs[8] = {};	/* ifindexes from --dev */
 const volatile __u32 targ_dev_netns[8] = {};	/* ... and their network namespace inodes */
 const volatile __u32 targ_ndevs = 0;
 const volatile __u8 targ_by = GROUP_NONE;
-const volatile __u8 targ_role = ROLE_AUTO;
+const volatile __u8 targ_role = ROLE_AUTO;	/* --role: the side whose requests are kept */
 const volatile bool targ_requests = false;	/* stream per-request events */
 
 /* Per-CPU histograms; max_entries is sized by userspace from the CPU count. */

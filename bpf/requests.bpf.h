@@ -29,6 +29,9 @@ static __always_inline void req_emit(struct flow *f)
 
 	if (f->phase == REQ_IDLE || !f->req.first_resp_ns)
 		goto reset;
+	/* --role picks the side to analyse: both ends of a connection can be on this host */
+	if (targ_role != ROLE_AUTO && f->role != targ_role)
+		goto reset;
 	if (!f->req.end_ns || f->req.end_ns < f->req.first_resp_ns)
 		f->req.end_ns = f->last_send_ns > f->req.first_resp_ns ? f->last_send_ns
 								       : f->req.first_resp_ns;

@@ -152,9 +152,8 @@ int tt_sockops(struct bpf_sock_ops *skops)
 			return 1;
 		if (!f->cookie)
 			f->cookie = bpf_get_socket_cookie(skops);
-		if (targ_role == ROLE_AUTO)
-			f->role = skops->op == BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB ? ROLE_CLIENT
-										  : ROLE_SERVER;
+		f->role = skops->op == BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB ? ROLE_CLIENT
+									  : ROLE_SERVER;
 		bpf_setsockopt(skops, SOL_SOCKET, SK_BPF_CB_FLAGS_OPT, &on, sizeof(on));
 		return 1;
 	case BPF_SOCK_OPS_TSTAMP_SENDMSG_CB:
