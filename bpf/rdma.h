@@ -7,7 +7,7 @@
 
 #include "hist.h"
 
-/* Bounds of every map and loop; whatever does not fit is counted (enum rdma_counter). */
+/* Bounds of every map and loop; whatever does not fit is counted (enum rdma_loss_counter). */
 #define RDMA_INFLIGHT_MAX 65536	/* outstanding (qp, wr_id) -> post time, LRU */
 #define RDMA_HIST_MAX 1024	/* per-CPU histograms, allocated on first use */
 #define RDMA_QP_MAX 4096	/* per-QP facts learnt from create/modify (peer, sq_sig_all) */
@@ -66,7 +66,7 @@ struct rdma_qp_info {
 
 /* Loss and activity counters (per-CPU array). evicted in-flight entries =
  * INFLIGHT_INSERTS - INFLIGHT_DELETES - entries aged out by userspace - live entries. */
-enum rdma_counter {
+enum rdma_loss_counter {
 	RC_POST_CALLS,		/* post_send/post_recv calls seen */
 	RC_POST_WRS,		/* work requests read from the chains */
 	RC_POST_TRUNC,		/* chains longer than RDMA_MAX_WR_PER_POST: the rest untraced */

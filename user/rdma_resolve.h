@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
-#include "rdma.h"
+#include "../bpf/rdma.h"
 
 /* One --rdma-probe: [ROLE=]LIB:SYMBOL or [ROLE=]LIB:0xOFFSET. ROLE is post_send,
  * post_recv or poll_cq (enum rdma_fn); it may be left out for a symbol whose name says it

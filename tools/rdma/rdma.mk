@@ -3,6 +3,11 @@
 # offset tests, and stripped like Debian's libmlx5 for the ops-table test) and the test
 # application, which links the stand-in in place of libibverbs.
 
+# fragments are read before the Makefile's `all:` rule: keep `all` the default goal
+ifeq ($(.DEFAULT_GOAL),)
+.DEFAULT_GOAL := all
+endif
+
 RDMA_TOOL_DIR := $(BUILD)/rdma
 RDMA_SI_FULL := $(RDMA_TOOL_DIR)/libttstandin.full.so
 RDMA_SI := $(RDMA_TOOL_DIR)/libttstandin.so

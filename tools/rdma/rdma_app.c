@@ -34,9 +34,10 @@ static struct {
 	const char *mode, *out, *go_open, *go_post;
 	long wrs, bench;
 	int qps, depth, errors_every, recv_every, unsig_every;
+	double scale;	/* multiplies every planned delay */
 	uint64_t seed;
 } cfg = { .mode = "poll", .wrs = 2000, .qps = 2, .depth = 8, .errors_every = 0,
-	  .recv_every = 0, .unsig_every = 0, .seed = 1 };
+	  .recv_every = 0, .unsig_every = 0, .scale = 1.0, .seed = 1 };
 
 static uint64_t now_ns(void)
 {
@@ -157,7 +158,8 @@ int main(int argc, char **argv)
 		{ "depth", 1, NULL, 'D' }, { "errors-every", 1, NULL, 'e' },
 		{ "recv-every", 1, NULL, 'r' }, { "unsignaled-every", 1, NULL, 'u' },
 		{ "seed", 1, NULL, 's' }, { "out", 1, NULL, 'o' }, { "go-open", 1, NULL, 'O' },
-		{ "go-post", 1, NULL, 'P' }, { "bench", 1, NULL, 'b' }, { 0 },
+		{ "go-post", 1, NULL, 'P' }, { "bench", 1, NULL, 'b' }, { "scale", 1, NULL, 'S' },
+		{ 0 },
 	};
 	static const enum ibv_wc_status errs[] = { IBV_WC_RETRY_EXC_ERR, IBV_WC_REM_ACCESS_ERR,
 						   IBV_WC_WR_FLUSH_ERR };
@@ -191,16 +193,17 @@ int main(int argc, char **argv)
 		case 'O': cfg.go_open = optarg; break;
 		case 'P': cfg.go_post = optarg; break;
 		case 'b': cfg.bench = atol(optarg); break;
+		case 'S': cfg.scale = atof(optarg); break;
 		default:
 			fprintf(stderr, "usage: rdma_app [--mode poll|event] [--wrs N] [--qps N] "
 					"[--depth N] [--errors-every K] [--recv-every K] "
 					"[--unsignaled-every K] [--seed S] [--go-open FILE] "
-					"[--go-post FILE] [--out FILE] [--bench N]\n");
+					"[--go-post FILE] [--out FILE] [--scale F] [--bench N]\n");
 			return 2;
 		}
 	}
 	event_mode = !strcmp(cfg.mode, "event");
-	if (cfg.qps < 1 || cfg.qps > MAX_QPS || cfg.wrs < 1 || cfg.depth < 1)
+	if (cfg.qps < 1 || cfg.qps > MAX_QPS || cfg.wrs < 1 || cfg.depth < 1 || cfg.scale <= 0)
 		return 2;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	rec = calloc((size_t)cfg.wrs + 1, sizeof(*rec));
@@ -260,7 +263,8 @@ int main(int argc, char **argv)
 
 				if (cfg.errors_every && id % (uint64_t)cfg.errors_every == 0)
 					st = errs[(id / (uint64_t)cfg.errors_every) % 3];
-				ttsi_plan(qp[i], id, pick_delay(&cfg.seed), st);
+				ttsi_plan(qp[i], id,
+					  (uint64_t)((double)pick_delay(&cfg.seed) * cfg.scale), st);
 				r->qpn = qp[i]->qp_num;
 				r->expect = !unsig;
 				r->post_ns = now_ns();

@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# RDMA verbs tracing against the stand-in provider (tools/rdma): the rdma.wr histogram must
+# match the application's own per-WR timings (count and error counts exact, p50/p99 within
+# 5 %) whichever way the data-path functions were found (ops table of a live context,
+# explicit offset, .symtab symbol); completion-channel wake-ups, poll sampling, fabricated
+# counters, bad input and clean detach. Needs root.
+. "$(dirname "$0")/../lib.sh"
+tt_require_root
+
+RDMA_DIR=$TT_BUILD/rdma
+APP=$RDMA_DIR/rdma_app
+LIB=$RDMA_DIR/libttstandin.so
+LIB_FULL=$RDMA_DIR/libttstandin.full.so
+for f in "$TAILTRACE" "$APP" "$LIB" "$LIB_FULL"; do
+	if [ ! -x "$f" ] && [ ! -f "$f" ]; then
+		tt_fail "build artefact $f missing (make all)"
+		exit 1
+	fi
+done
+mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+W=$(mktemp -d /tmp/tt_rdma.XXXXXX)
+APP_PID=
+TT_PID=
+cleanup() {
+	[ -n "$TT_PID" ] && kill "$TT_PID" 2>/dev/null
+	[ -n "$APP_PID" ] && kill "$APP_PID" 2>/dev/null
+	wait 2>/dev/null
+	[ -n "${TT_KEEP:-}" ] && echo "# kept $W" || rm -rf "$W"
+}
+trap cleanup EXIT
+
+# wait_for FILE PATTERN: up to 10 s for a line in a file
+wait_for() {
+	for _ in $(seq 200); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# run_scenario NAME "APP ARGS" "TAILTRACE ARGS" [WAIT_PATTERN]: starts the app paused
+# before opening the device, starts tailtrace on it, lets the app open the device, waits
+# for WAIT_PATTERN on tailtrace's stderr (the data path attached), lets it post, and
+# collects $W/NAME.app.json, $W/NAME.tt.json (last line = total), $W/NAME.err.
+run_scenario() {
+	local name=$1 app_args=$2 tt_args=$3 pattern=${4:-"poll_cq at"} pre=${5:-}
+	rm -f "$W/go-open" "$W/go-post"
+	env $pre "$APP" $app_args --go-open "$W/go-open" --go-post "$W/go-post" \
+		--out "$W/$name.app.json" &
+	APP_PID=$!
+	"$TAILTRACE" rdma -p "$APP_PID" $tt_args -j >"$W/$name.tt.json" 2>"$W/$name.err" &
+	TT_PID=$!
+	wait_for "$W/$name.err" "watching\|poll_cq at" || echo "# $name: no watching line"
+	touch "$W/go-open"
+	wait_for "$W/$name.err" "$pattern" || echo "# $name: '$pattern' never seen"
+	touch "$W/go-post"
+	wait "$APP_PID"; local arc=$?
+	APP_PID=
+	wait "$TT_PID"; local trc=$?
+	TT_PID=
+	[ "$arc" -eq 0 ] && [ "$trc" -eq 0 ] && [ -s "$W/$name.tt.json" ] || {
+		echo "# $name: app rc $arc, tailtrace rc $trc"; sed 's/^/# /' "$W/$name.err"
+		return 1
+	}
+}
+
+# compare NAME TOL: tailtrace's total vs the app's own numbers
+compare() {
+	python3 - "$W/$1.app.json" "$W/$1.tt.json" "$2" <<'EOF'
+import json, sys
+app = json.load(open(sys.argv[1]))
+tt = [json.loads(l) for l in open(sys.argv[2]) if l.strip()][-1]
+tol = float(sys.argv[3])
+ok = True
+def check(what, cond):
+    global ok
+    print("# %-40s %s" % (what, "ok" if cond else "MISMATCH"))
+    ok &= bool(cond)
+a, t = app["wr"], tt["wr_all"]
+check("count %d == app %d" % (t["count"], a["count"]), t["count"] == a["count"])
+for q in ("p50_ns", "p99_ns"):
+    d = abs(t[q] - a[q]) / a[q]
+    check("%s %d vs app %d (%.1f%%)" % (q, t[q], a[q], 100 * d), d <= tol)
+errs = {}
+for e in tt["errors"]:
+    errs[str(e["status"])] = errs.get(str(e["status"]), 0) + e["count"]
+check("errors %s == app %s" % (errs, app["errors"]), errs == app["errors"])
+# per QP: counts exact, p99 within tolerance
+for q in app["per_qp"]:
+    (qpn, d), = q.items()
+    rows = [r for r in tt["wr"] if r["qp"] == int(qpn)]
+    n = sum(r["count"] for r in rows)
+    check("qp %s count %d == app %d" % (qpn, n, d["count"]), n == d["count"])
+l = tt["loss"]
+check("unmatched %d, evicted %d" % (l["unmatched"], l["inflight_evicted"]),
+      l["unmatched"] == 0 and l["inflight_evicted"] == 0)
+check("unsignaled %d == app %d" % (l["unsignaled"], app["unsignaled"]),
+      l["unsignaled"] == app["unsignaled"])
+sys.exit(0 if ok else 1)
+EOF
+}
+
+how_of() { # NAME FN -> how the target was found
+	python3 -c 'import json,sys
+tt = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+print(",".join(sorted(set(t["how"] for t in tt["targets"] if t["fn"] == sys.argv[2]))))' \
+		"$W/$1.tt.json" "$2"
+}
+
+# file offset of a .symtab function (unstripped copy; strip does not move code)
+file_offset() {
+	python3 - "$LIB_FULL" "$1" <<'EOF'
+import subprocess, sys
+lib, sym = sys.argv[1], sys.argv[2]
+va = [int(l.split()[0], 16) for l in subprocess.run(["nm", lib], capture_output=True,
+      text=True).stdout.splitlines() if l.split()[-1:] == [sym]]
+for l in subprocess.run(["readelf", "-lW", lib], capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if va and f[:1] == ["LOAD"]:
+        off, vaddr, memsz = int(f[1], 16), int(f[2], 16), int(f[5], 16)
+        if vaddr <= va[0] < vaddr + memsz:
+            print("0x%x" % (va[0] - vaddr + off))
+            break
+EOF
+}
+
+APP_ARGS="--wrs 4000 --qps 2 --depth 8 --scale 3 --errors-every 50 --recv-every 7 --unsignaled-every 11"
+
+# 1. ops-table path: libttstandin.so has no .symtab, its post/poll functions are static
+if run_scenario ops "$APP_ARGS" "--rdma-full"; then
+	tt_check "ops-table path: rdma.wr matches the app (count, errors exact; p50/p99 +-5%)" \
+		compare ops 0.05
+	for fn in post_send post_recv poll_cq; do
+		h=$(how_of ops $fn)
+		tt_check "ops-table path found $fn ($h)" [ "$h" = "ops-table" ]
+	done
+else
+	tt_fail "ops-table scenario ran"
+fi
+
+# 2. explicit offsets (ROLE=LIB:0xOFFSET): no discovery needed for the data path
+PS=$(file_offset si_post_send) PR=$(file_offset si_post_recv) PC=$(file_offset si_poll_cq)
+echo "# offsets: post_send $PS post_recv $PR poll_cq $PC"
+if [ -n "$PS" ] && [ -n "$PC" ] && run_scenario offset "$APP_ARGS" \
+	"--rdma-full --rdma-probe post_send=$LIB:$PS --rdma-probe post_recv=$LIB:$PR --rdma-probe poll_cq=$LIB:$PC" \
+	"context"; then
+	tt_check "explicit offset path: rdma.wr matches the app" compare offset 0.05
+	tt_check "explicit offset path used for poll_cq" [ "$(how_of offset poll_cq)" = "--rdma-probe" ]
+	tt_check "explicit offsets suppress ops-table attachment" \
+		[ "$(how_of offset post_send)" = "--rdma-probe" ]
+else
+	tt_fail "explicit offset scenario ran"
+fi
+
+# 3. symbol path: the unstripped build preloaded under the same soname
+if run_scenario symbol "$APP_ARGS" "--rdma-full" "poll_cq at" "LD_PRELOAD=$LIB_FULL"; then
+	tt_check "symbol path: rdma.wr matches the app" compare symbol 0.05
+	tt_check "symbol path found poll_cq by .symtab" [ "$(how_of symbol poll_cq)" = "symbol" ]
+else
+	tt_fail "symbol scenario ran"
+fi
+
+# 4. completion channel: rdma.cq_event, one sample per blocking ibv_get_cq_event
+if run_scenario event "--mode event --wrs 1500 --qps 2 --depth 2 --scale 3" "--rdma-full"; then
+	tt_check "event mode: rdma.wr matches the app" compare event 0.05
+	tt_check "rdma.cq_event: calls == app's ibv_get_cq_event count, wake-up <= event->return" \
+		python3 - "$W/event.app.json" "$W/event.tt.json" <<'EOF'
+import json, sys
+app = json.load(open(sys.argv[1]))
+tt = [json.loads(l) for l in open(sys.argv[2]) if l.strip()][-1]
+calls = tt["loss"]["cq_event_calls"]
+n = sum(r["count"] for r in tt["cq_event"])
+p50 = max([r["p50_ns"] for r in tt["cq_event"]] or [0])
+print("# calls %d (app %d), samples %d, immediate %d, p50 %d ns (app event->return p50 %d)"
+      % (calls, app["cq_event"]["count"], n, tt["loss"]["cq_event_immediate"], p50,
+         app["cq_event"]["p50_ns"]))
+ok = calls == app["cq_event"]["count"] and n + tt["loss"]["cq_event_immediate"] == calls
+ok &= n > calls * 0.5 and 0 < p50 <= app["cq_event"]["p50_ns"] * 1.05 + 2000
+sys.exit(0 if ok else 1)
+EOF
+else
+	tt_fail "event scenario ran"
+fi
+
+# 5. default sampling: poll side traced 20 % of the time, samples stay faithful
+if run_scenario sampled "--wrs 24000 --qps 2 --depth 8 --scale 3" ""; then
+	tt_check "sampled poll side: a share of completions, same p50 (+-10%)" \
+		python3 - "$W/sampled.app.json" "$W/sampled.tt.json" <<'EOF'
+import json, sys
+app = json.load(open(sys.argv[1]))
+tt = [json.loads(l) for l in open(sys.argv[2]) if l.strip()][-1]
+a, t = app["wr"], tt["wr_all"]
+d = abs(t["p50_ns"] - a["p50_ns"]) / a["p50_ns"]
+print("# duty %.2f: %d of %d completions sampled, p50 %d vs %d (%.1f%%)"
+      % (tt["poll_duty"], t["count"], a["count"], t["p50_ns"], a["p50_ns"], 100 * d))
+sys.exit(0 if tt["poll_duty"] < 1 and 0 < t["count"] < a["count"] and d <= 0.10 else 1)
+EOF
+else
+	tt_fail "sampled scenario ran"
+fi
+
+# 6. counters from a fabricated tree, aligned with the windows
+R=$W/root
+mkdir -p "$R/sys/class/infiniband/mlx5_0/ports/1/hw_counters" \
+	"$R/sys/class/infiniband/mlx5_0/ports/1/counters" \
+	"$R/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs" "$R/ethtool"
+HW=$R/sys/class/infiniband/mlx5_0/ports/1/hw_counters
+for c in np_cnp_sent rp_cnp_handled np_ecn_marked_roce_packets out_of_sequence \
+	 packet_seq_err local_ack_timeout_err; do echo 0 >"$HW/$c"; done
+echo 0 >"$R/sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_wait"
+echo eth9 >"$R/sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0"
+printf 'NIC statistics:\n     rx_prio3_pause: 0\n     rx_prio3_pause_duration: 0\n' >"$R/ethtool/eth9"
+rm -f "$W/go-open" "$W/go-post"
+"$APP" --wrs 400000 --scale 3 --go-open "$W/go-open" --go-post "$W/go-post" --out /dev/null &
+APP_PID=$!
+"$TAILTRACE" rdma -p "$APP_PID" --sysfs-root "$R" -i 0.5 --count 6 -j >"$W/cnt.json" 2>"$W/cnt.err" &
+TT_PID=$!
+touch "$W/go-open" "$W/go-post"
+wait_lines() { # FILE N: up to 10 s for N report lines
+	for _ in $(seq 200); do
+		[ "$(grep -c . "$1" 2>/dev/null)" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# bump counters right after a report so each change lands in one known window
+wait_lines "$W/cnt.json" 1
+echo 250 >"$HW/np_cnp_sent"
+printf 'NIC statistics:\n     rx_prio3_pause: 40\n     rx_prio3_pause_duration: 900\n' >"$R/ethtool/eth9"
+wait_lines "$W/cnt.json" 3
+echo 7 >"$HW/out_of_sequence"
+echo 3 >"$HW/local_ack_timeout_err"
+wait "$TT_PID"; trc=$?
+TT_PID=
+kill "$APP_PID" 2>/dev/null; wait "$APP_PID" 2>/dev/null; APP_PID=
+tt_check "counters: exit 0 with --sysfs-root" [ "$trc" -eq 0 ]
+tt_check "counters: congestion window then transport window, total deltas exact" \
+	python3 - "$W/cnt.json" <<'EOF'
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+calls = [d["counters"]["call"] for d in docs if d["type"] == "interval"]
+tot = docs[-1]["counters"]
+deltas = {x["name"]: x["delta"] for x in tot["deltas"]}
+print("# interval calls:", calls, "total deltas:", deltas)
+ok = "congestion" in calls and "transport" in calls and calls[0] == "none"
+ok &= calls.index("congestion") < calls.index("transport")
+ok &= deltas.get("np_cnp_sent") == 250 and deltas.get("rx_prio3_pause") == 40
+ok &= deltas.get("out_of_sequence") == 7 and tot["call"] == "congestion+transport"
+sys.exit(0 if ok else 1)
+EOF
+echo garbage >"$HW/packet_seq_err"
+"$TAILTRACE" rdma --sysfs-root "$R" --rdma-probe "post_send=$LIB:${PS:-0x0}" -d 0.3 >"$W/garb.out" 2>"$W/garb.err"
+rc=$?
+tt_check "garbage counter value: warning, exit 0" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'packet_seq_err: not a counter value' '$W/garb.out'"
+
+# 7. bad input: one error line and the documented exit status
+expect_err() { # DESC RC ARGS...
+	local desc=$1 want=$2; shift 2
+	"$TAILTRACE" rdma "$@" >"$W/e.out" 2>"$W/e.err"
+	local rc=$?
+	local n; n=$(grep -c 'tailtrace: error:' "$W/e.err")
+	if [ "$rc" -eq "$want" ] && [ "$n" -eq 1 ]; then tt_ok "$desc (exit $rc)"
+	else tt_fail "$desc (exit $rc, want $want; $(head -c 300 "$W/e.err"))"; fi
+}
+expect_err "bad spec" 2 --rdma-probe nocolon -d 1
+expect_err "offset without role" 2 --rdma-probe "$LIB:0x1234" -d 1
+expect_err "missing library" 2 --rdma-probe /nonexistent/libx.so:x_post_send -d 1
+expect_err "missing symbol in a stripped library" 2 --rdma-probe "$LIB:si_post_send" -d 1
+expect_err "pid gone" 1 -p 4194000 -d 1
+expect_err "--sysfs-root not a directory" 2 --sysfs-root /nonexistent/root -d 1
+expect_err "unknown option" 2 --port 80
+
+# 8. nothing left attached once tailtrace is gone
+left=$(bpftool prog show 2>/dev/null | grep -c 'name rdma_')
+tt_check "no rdma_* BPF program left loaded ($left)" [ "$left" -eq 0 ]
