@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests of the stage catalogue: names are a stable, unique contract that parses back
+ * to the same stage, and classes follow the table in docs/attribution.md. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include "stages.h"
+
+static void test_names_unique_and_well_formed(void **state)
+{
+	static const char *const groups[] = { "tx", "rx", "tcp", "sched", "gpu", "req", "rdma" };
+
+	(void)state;
+	for (int i = 0; i < STAGE__MAX; i++) {
+		const struct stage_info *si = stage_info(i);
+		const char *dot;
+		bool known = false;
+
+		assert_non_null(si);
+		assert_non_null(si->name);
+		assert_non_null(si->desc);
+		assert_true(si->desc[0] != 0);
+		/* "group.event": lowercase, digits and '_' around exactly one dot */
+		dot = strchr(si->name, '.');
+		assert_non_null(dot);
+		assert_null(strchr(dot + 1, '.'));
+		assert_true(dot > si->name && dot[1] != 0);
+		for (const char *p = si->name; *p; p++)
+			assert_true(p == dot || islower((unsigned char)*p) ||
+				    isdigit((unsigned char)*p) || *p == '_');
+		for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+			if (strlen(groups[g]) == (size_t)(dot - si->name) &&
+			    !strncmp(groups[g], si->name, (size_t)(dot - si->name)))
+				known = true;
+		if (!known)
+			fail_msg("stage %s in no known group", si->name);
+		for (int j = 0; j < i; j++)
+			if (!strcmp(stage_info(j)->name, si->name))
+				fail_msg("stages %d and %d are both named %s", j, i, si->name);
+	}
+}
+
+static void test_by_name_round_trip(void **state)
+{
+	(void)state;
+	for (int i = 0; i < STAGE__MAX; i++) {
+		assert_int_equal(stage_info(i)->id, i);
+		assert_int_equal(stage_by_name(stage_info(i)->name), i);
+	}
+	assert_int_equal(stage_by_name("tx.qdisc"), STAGE_TX_QDISC);
+	assert_int_equal(stage_by_name("tcp.rtt"), STAGE_TCP_RTT);
+	assert_int_equal(stage_by_name("rdma.cq_event"), STAGE_RDMA_CQ_EVENT);
+	assert_int_equal(stage_by_name(""), -ENOENT);
+	assert_int_equal(stage_by_name("tx"), -ENOENT);
+	assert_int_equal(stage_by_name("tx.qdisc "), -ENOENT);
+	assert_int_equal(stage_by_name("TX.QDISC"), -ENOENT);
+	assert_int_equal(stage_by_name("tx.qdisc.x"), -ENOENT);
+	assert_int_equal(stage_by_name("app.other"), -ENOENT); /* an attribution part */
+	assert_null(stage_info(STAGE__MAX));
+	assert_null(stage_info((enum tt_stage)-1));
+}
+
+/* docs/attribution.md: which class each stage's time counts towards. */
+static void test_classes(void **state)
+{
+	static const struct { const char *name; enum tt_class c; } want[] = {
+		{ "sched.oncpu", CLASS_COMPUTE }, { "sched.runq", CLASS_COMPUTE },
+		{ "sched.offcpu", CLASS_COMPUTE }, { "gpu.wait", CLASS_COMPUTE },
+		{ "rx.sockq", CLASS_COMPUTE },
+		{ "rx.stack", CLASS_TRANSPORT }, { "tx.nic", CLASS_TRANSPORT },
+		{ "tx.qdisc", CLASS_CONGESTION }, { "tx.sendq", CLASS_CONGESTION },
+		/* base part transport, inflation above the minimum congestion */
+		{ "tcp.rtt", CLASS_SPLIT },
+		{ "req.latency", CLASS_REQUEST }, { "req.ttft", CLASS_REQUEST },
+		{ "req.gap", CLASS_REQUEST },
+	};
+	int seen = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int id = stage_by_name(want[i].name);
+
+		assert_true(id >= 0);
+		if (stage_info(id)->class != want[i].c)
+			fail_msg("%s is %s, docs say %s", want[i].name,
+				 class_name(stage_info(id)->class), class_name(want[i].c));
+	}
+	/* tcp.retrans is transport unless queue evidence makes it congestion */
+	assert_int_equal(stage_info(STAGE_TCP_RETRANS)->class, CLASS_TRANSPORT);
+	/* every stage has a real class, and only req.* are request totals */
+	for (int i = 0; i < STAGE__MAX; i++) {
+		const struct stage_info *si = stage_info(i);
+
+		assert_true((unsigned)si->class < CLASS__MAX);
+		assert_int_equal(si->class == CLASS_REQUEST, !strncmp(si->name, "req.", 4));
+		if (si->class == CLASS_REQUEST)
+			seen++;
+	}
+	assert_int_equal(seen, 3);
+}
+
+static void test_class_names(void **state)
+{
+	(void)state;
+	assert_string_equal(class_name(CLASS_COMPUTE), "compute");
+	assert_string_equal(class_name(CLASS_TRANSPORT), "transport");
+	assert_string_equal(class_name(CLASS_CONGESTION), "congestion");
+	assert_string_equal(class_name(CLASS_SPLIT), "split");
+	assert_string_equal(class_name(CLASS_REQUEST), "request");
+	assert_string_equal(class_name(CLASS__MAX), "?");
+	assert_string_equal(class_name((enum tt_class)-1), "?");
+}
+
+static void test_group_by(void **state)
+{
+	static const char *const names[GROUP__MAX] = {
+		[GROUP_NONE] = "none", [GROUP_PORT] = "port", [GROUP_RADDR] = "raddr",
+		[GROUP_COMM] = "comm", [GROUP_CGROUP] = "cgroup",
+	};
+
+	(void)state;
+	for (int g = 0; g < GROUP__MAX; g++) {
+		assert_string_equal(group_by_name(g), names[g]);
+		assert_int_equal(group_by_parse(names[g]), g);
+	}
+	assert_string_equal(group_by_name(GROUP__MAX), "?");
+	assert_int_equal(group_by_parse("pid"), -EINVAL);
+	assert_int_equal(group_by_parse(""), -EINVAL);
+	assert_int_equal(group_by_parse("Port"), -EINVAL);
+	assert_int_equal(group_by_parse("?"), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names_unique_and_well_formed),
+		cmocka_unit_test(test_by_name_round_trip),
+		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_class_names),
+		cmocka_unit_test(test_group_by),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
