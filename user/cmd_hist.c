@@ -45,7 +45,7 @@ int cmd_hist(int argc, char **argv)
 
 	r = session_start(&ss, "hist", argc, argv,
 			  OPT_FILTERS | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_STAGE | OPT_BY |
-				  OPT_ROLE,
+				  OPT_ROLE | OPT_CUDA,
 			  0, hist_features);
 	if (r >= 0)
 		return r;

@@ -41,6 +41,7 @@ static const struct tt_cmd cmds[] = {
 	  "      --stage NAME    only these stages (repeatable; see docs/stages.md)\n"
 	  "      --by KEY        group by port, raddr, comm, cgroup or none (default)\n"
 	  "      --role ROLE     server, client or auto (request stages)\n"
+	  "      --cuda          with --stage gpu.wait: off-CPU time inside libcuda syncs\n"
 	  "  -j, --json          one JSON object per interval (keys in docs/stages.md)\n"
 	  "  -v, --verbose       libbpf messages\n"
 	  "\n"
