@@ -39,6 +39,8 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 # a fragment appends its outputs to TOOL_BINS
 -include $(wildcard tools/*/*.mk)
 
+# keep the BPF objects and skeletons: they are inputs of every user object
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:
 .PHONY: all deps demo test unit install clean format bench soak fuzz
 
