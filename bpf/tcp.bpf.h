@@ -301,11 +301,14 @@ static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u6
 	struct pkt_stamp st = {};
 	struct dev_key dk;
 	struct flow *f;
-	__u32 handle;
+	__u32 handle, segs;
 
 	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev), &f))
 		return;
-	cnt_add(CNT_QDISC_PKTS, 1);
+	/* one count per wire packet, as tc's "Sent ... pkt": a GSO skb small enough for the
+	 * qdisc not to segment it (tbf: <= its burst) leaves as one skb of gso_segs packets */
+	segs = skb_gso_segs(skb);
+	cnt_add(CNT_QDISC_PKTS, segs ? segs : 1);
 	if (!stamp_take(&qdisc_stamps, (__u64)skb, &st))
 		return;
 	remember_dev(BPF_CORE_READ(q, dev_queue, dev), &dk);
