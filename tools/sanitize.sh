@@ -108,8 +108,9 @@ rm -f "$out"/tests/unit/*.rc
 printf '%s\n' "${tests[@]}" | xargs -P "$jobs" -I{} bash -c 'run_test $(basename {} .c)'
 
 n=0 fails=0
+san_err='ERROR: (Address|Leak)Sanitizer|runtime error:'
 echo "1..$(( ${#tests[@]} + ${#modules[@]} ))"
-show_tail() { sed -n '1,$p' "$1" | tail -n "${2:-40}" | sed 's/^/# /'; }
+show_tail() { tail -n "${2:-40}" "$1" 2>/dev/null | sed 's/^/# /'; }
 for m in "${modules[@]}"; do
 	n=$((n + 1))
 	o=$out/user/$(basename "${m%.c}").o
@@ -135,13 +136,18 @@ for t in "${tests[@]}"; do
 	else
 		rc=$(cat "$bin.rc" 2>/dev/null || echo 255)
 		cases=$(sed -n 's/^\[==========\] \([0-9]*\) test(s) run.*/\1/p' "$bin.run.log" | head -1)
-		if [ "$rc" -eq 0 ] && ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$bin.run.log"; then
+		if [ "$rc" -eq 0 ] && ! grep -qE "$san_err" "$bin.run.log"; then
 			echo "ok $n - asan $name (${cases:-?} cases)"
 		else
 			echo "not ok $n - asan $name (exit $rc)"
-			grep -E '^\[  (ERROR|FAILED)  \]|^(ERROR|SUMMARY): |runtime error:' "$bin.run.log" |
-				head -20 | sed 's/^/# /'
-			show_tail "$bin.run.log" 30
+			if grep -qE "$san_err" "$bin.run.log"; then
+				# the report's head: what, where, and the stack that did it
+				awk -v re="$san_err" '$0 ~ re { on = 1 } /^Shadow bytes/ { exit } on && n++ < 30' "$bin.run.log" |
+					sed 's/^/# /'
+			else
+				grep -E '^\[  (ERROR|FAILED)  \]' "$bin.run.log" | head -20 | sed 's/^/# /'
+				show_tail "$bin.run.log" 20
+			fi
 			fails=$((fails + 1))
 		fi
 	fi
