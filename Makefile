@@ -32,6 +32,9 @@ LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+# root tests that drive BPF programs directly (BPF_PROG_TEST_RUN); they print TAP lines
+BPFTEST_SRCS := $(wildcard tests/bpf/test_*.c)
+BPFTEST_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf/%,$(BPFTEST_SRCS))
 LOADGEN_SRCS := $(wildcard tools/loadgen/*.c)
 TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 
@@ -44,12 +47,12 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 .DELETE_ON_ERROR:
 .PHONY: all deps demo test unit install clean format bench soak fuzz
 
-all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS)
+all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
 deps:
 	$(Q)tools/deps.sh
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests/unit:
+$(BUILD) $(BUILD)/user $(BUILD)/tests/unit $(BUILD)/tests/bpf:
 	$(Q)mkdir -p $@
 
 # vmlinux.h comes from the running kernel's BTF: CO-RE relocates field offsets at load
@@ -85,6 +88,10 @@ $(BUILD)/loadgen: $(LOADGEN_SRCS) $(wildcard tools/loadgen/*.h) | $(BUILD)
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libtt.a | $(BUILD)/tests/unit
 	@echo "  TEST     $@"
 	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libtt.a -lcmocka $(LDLIBS) -o $@
+
+$(BUILD)/tests/bpf/%: tests/bpf/%.c $(SKELS) $(BUILD)/libtt.a | $(BUILD)/tests/bpf
+	@echo "  TEST     $@"
+	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libtt.a $(LDLIBS) -o $@
 
 demo: deps all
 	$(Q)tools/demo.sh

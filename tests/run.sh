@@ -49,9 +49,10 @@ for t in "$build"/tests/unit/test_*; do
 	[ -n "$only" ] && [[ "$t" != *$only* ]] && continue
 	run_one "unit/$(basename "$t")" "$t"
 done
-for t in "$root"/tests/bpf/*.sh "$root"/tests/ns/*.sh; do
+for t in "$build"/tests/bpf/test_* "$root"/tests/bpf/*.sh "$root"/tests/ns/*.sh; do
 	[ -x "$t" ] || continue
 	[ -n "$only" ] && [[ "$t" != *$only* ]] && continue
+	case "$t" in *.o|*.d) continue;; esac
 	run_one "$(basename "$(dirname "$t")")/$(basename "$t")" "$t"
 done
 
