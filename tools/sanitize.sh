@@ -47,7 +47,8 @@ done
 newest=$(ls -t user/*.h bpf/*.h "$build"/*.skel.h 2>/dev/null | head -1)
 
 compile_module() { # user/x.c
-	local src=$1 obj=$out/user/$(basename "${1%.c}").o
+	local src=$1 obj
+	obj=$out/user/$(basename "${1%.c}").o
 	if [ -f "$obj" ] && [ "$obj" -nt "$src" ] && { [ -z "$newest" ] || [ "$obj" -nt "$newest" ]; }; then
 		return 0
 	fi
@@ -56,7 +57,8 @@ compile_module() { # user/x.c
 }
 
 build_test() { # tests/unit/test_x.c
-	local src=$1 bin=$out/tests/unit/$(basename "${1%.c}")
+	local src=$1 bin
+	bin=$out/tests/unit/$(basename "${1%.c}")
 	if [ -x "$bin" ] && [ "$bin" -nt "$src" ] && [ "$bin" -nt "$out/libtt-asan.a" ] &&
 	   { [ -z "$newest" ] || [ "$bin" -nt "$newest" ]; }; then
 		return 0
