@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests of the stage catalogue: names are a stable, unique contract that parses back
- * to the same stage, and classes follow the table in docs/attribution.md. */
+ * to the same stage, and names and classes match docs/stages.md and docs/attribution.md. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,19 +8,35 @@
 #include <cmocka.h>
 #include <ctype.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "stages.h"
+
+static const char *const groups[] = { "tx", "rx", "tcp", "sched", "gpu", "req", "rdma" };
+
+/* True when name starts with a stage group and a dot. */
+static bool in_stage_group(const char *name)
+{
+	const char *dot = strchr(name, '.');
+
+	for (size_t g = 0; dot && g < sizeof(groups) / sizeof(groups[0]); g++)
+		if (strlen(groups[g]) == (size_t)(dot - name) &&
+		    !strncmp(groups[g], name, (size_t)(dot - name)))
+			return true;
+	return false;
+}
 
 static void test_names_unique_and_well_formed(void **state)
 {
-	static const char *const groups[] = { "tx", "rx", "tcp", "sched", "gpu", "req", "rdma" };
-
 	(void)state;
 	for (int i = 0; i < STAGE__MAX; i++) {
 		const struct stage_info *si = stage_info(i);
 		const char *dot;
-		bool known = false;
 
 		assert_non_null(si);
 		assert_non_null(si->name);
@@ -34,11 +50,7 @@ static void test_names_unique_and_well_formed(void **state)
 		for (const char *p = si->name; *p; p++)
 			assert_true(p == dot || islower((unsigned char)*p) ||
 				    isdigit((unsigned char)*p) || *p == '_');
-		for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
-			if (strlen(groups[g]) == (size_t)(dot - si->name) &&
-			    !strncmp(groups[g], si->name, (size_t)(dot - si->name)))
-				known = true;
-		if (!known)
+		if (!in_stage_group(si->name))
 			fail_msg("stage %s in no known group", si->name);
 		for (int j = 0; j < i; j++)
 			if (!strcmp(stage_info(j)->name, si->name))
@@ -105,6 +117,77 @@ static void test_classes(void **state)
 	assert_int_equal(seen, 3);
 }
 
+/* docs/stages.md, found from $TT_ROOT, the current directory or the test binary
+ * (build/tests/unit/x -> the repository). */
+static FILE *open_stages_doc(void)
+{
+	char path[PATH_MAX + 32], exe[PATH_MAX];
+	const char *root = getenv("TT_ROOT");
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/docs/stages.md", root ? root : ".");
+	if ((f = fopen(path, "r")))
+		return f;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	snprintf(path, sizeof(path), "%s/../../../docs/stages.md", dirname(exe));
+	return fopen(path, "r");
+}
+
+/* Every table row of docs/stages.md that starts with a stage name: the stage exists, and
+ * the first word of the row's last cell (when the table has a class column) is its class;
+ * every stage of the catalogue is documented. */
+static void test_docs_stages_table(void **state)
+{
+	bool documented[STAGE__MAX] = { false };
+	char line[4096];
+	FILE *f = open_stages_doc();
+	int rows = 0;
+
+	(void)state;
+	if (!f)
+		fail_msg("docs/stages.md not found (set TT_ROOT to the repository)");
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], *end, *last, *cls;
+		const struct stage_info *si;
+		int id, cells = 0;
+
+		if (strncmp(line, "| `", 3))
+			continue;
+		end = strchr(line + 3, '`');
+		if (!end || end - (line + 3) >= (long)sizeof(name))
+			continue;
+		memcpy(name, line + 3, (size_t)(end - (line + 3)));
+		name[end - (line + 3)] = 0;
+		if (!in_stage_group(name))
+			continue; /* a JSON key or counter table, not a stage */
+		id = stage_by_name(name);
+		if (id < 0)
+			fail_msg("docs/stages.md documents %s, which is no stage", name);
+		si = stage_info(id);
+		documented[id] = true;
+		rows++;
+		for (char *p = line; *p; p++)
+			cells += *p == '|';
+		if (cells <= 3)
+			continue; /* stage | meaning: no class column (the req.* table) */
+		*strrchr(line, '|') = 0;
+		last = strrchr(line, '|') + 1;
+		cls = strtok(last, " (");
+		if (!cls || strcmp(cls, class_name(si->class)))
+			fail_msg("docs/stages.md: %s is %s, the catalogue says %s", name,
+				 cls ? cls : "(none)", class_name(si->class));
+	}
+	fclose(f);
+	assert_true(rows >= STAGE__MAX);
+	for (int i = 0; i < STAGE__MAX; i++)
+		if (!documented[i])
+			fail_msg("stage %s is not in docs/stages.md", stage_info(i)->name);
+}
+
 static void test_class_names(void **state)
 {
 	(void)state;
@@ -142,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_names_unique_and_well_formed),
 		cmocka_unit_test(test_by_name_round_trip),
 		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_docs_stages_table),
 		cmocka_unit_test(test_class_names),
 		cmocka_unit_test(test_group_by),
 	};
