@@ -58,8 +58,8 @@ struct {
 } polls SEC(".maps");
 
 struct cqev_state {
-	__u64 cq_out;		/* struct ibv_cq ** the caller passed */
-	__u64 waking_ns;	/* last wake-up of this thread inside the call, 0 if none */
+	__u64 cq_out;	 /* struct ibv_cq ** the caller passed */
+	__u64 waking_ns; /* last wake-up of this thread inside the call, 0 if none */
 };
 
 struct {
@@ -73,7 +73,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, RDMA_THREADS_MAX);
 	__type(key, __u32);
-	__type(value, __u64);	/* struct ibv_qp_init_attr * of an ibv_create_qp in progress */
+	__type(value, __u64); /* struct ibv_qp_init_attr * of an ibv_create_qp in progress */
 } qp_creates SEC(".maps");
 
 struct ctx_seen_key {
@@ -165,7 +165,7 @@ static __always_inline void ctx_report(__u64 ctx, __u32 source)
 	e = bpf_ringbuf_reserve(&ctx_events, sizeof(*e), 0);
 	if (!e) {
 		count(RC_CTX_LOST);
-		return;	/* not marked seen: the next call on this context retries */
+		return; /* not marked seen: the next call on this context retries */
 	}
 	e->ctx = ctx;
 	e->tgid = sk.tgid;
@@ -235,7 +235,7 @@ static __always_inline int post_common(__u64 qp, __u64 wr, bool recv)
 			count(RC_INFLIGHT_DUP);
 		else
 			count(RC_INFLIGHT_FAIL);
-next:
+	next:
 		wr = rd_u64(wr, recv ? targ_layout.rwr_next : targ_layout.swr_next);
 	}
 	if (wr)
@@ -329,7 +329,7 @@ int BPF_KRETPROBE(rdma_poll_exit, int ret)
 
 	stp = bpf_map_lookup_elem(&polls, &tid);
 	if (!stp)
-		return 0;	/* entry happened before the sampling window opened */
+		return 0; /* entry happened before the sampling window opened */
 	st = *stp;
 	bpf_map_delete_elem(&polls, &tid);
 	count(RC_POLL_CALLS);

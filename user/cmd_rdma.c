@@ -31,7 +31,7 @@ struct rdma_cmd {
 	struct tt_opts o;
 	struct rdma_tracer *t;
 	struct rdma_read rd;
-	const char *root;		/* counters root, NULL = live */
+	const char *root; /* counters root, NULL = live */
 	bool have_counters;
 	struct rdma_counter_set first, prev;
 	struct rdma_call_state *call_state;
@@ -92,24 +92,23 @@ static void json_summary(struct json_writer *w, const struct hist *h)
 
 static void gid_str(const __u8 *g, char *b, size_t n)
 {
-	snprintf(b, n,
-		 "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+	snprintf(b, n, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
 		 g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12],
 		 g[13], g[14], g[15]);
 }
 
 /* Everything one report (an interval or the whole run) shows. */
 struct view {
-	const char *type;		/* "interval" or "total" */
+	const char *type; /* "interval" or "total" */
 	double seconds;
-	bool total;			/* use rows' totals and run-long counters */
+	bool total; /* use rows' totals and run-long counters */
 	const __u64 *cnt;
 	struct rdma_counter_delta *deltas;
 	size_t ndeltas;
 	bool counters;
 	struct rdma_window_call call;
-	const struct rdma_counter_set *cset;	/* warnings */
-	double p99_ratio;		/* window p99 / p99 before it, 0 if unknown */
+	const struct rdma_counter_set *cset; /* warnings */
+	double p99_ratio;		     /* window p99 / p99 before it, 0 if unknown */
 };
 
 static const struct hist *row_hist(const struct rdma_row *r, bool total)
@@ -201,27 +200,40 @@ static void print_text(struct rdma_cmd *c, const struct view *v)
 	       "thread-state fail %llu, ctx lost %llu\n",
 	       (unsigned long long)v->cnt[RC_UNMATCHED], (unsigned long long)rd->inflight_evicted,
 	       (unsigned long long)rd->inflight_aged, (unsigned long long)v->cnt[RC_INFLIGHT_DUP],
-	       (unsigned long long)v->cnt[RC_INFLIGHT_FAIL], (unsigned long long)v->cnt[RC_HIST_FAIL],
-	       (unsigned long long)v->cnt[RC_UNSIGNALED], (unsigned long long)v->cnt[RC_POST_TRUNC],
-	       (unsigned long long)v->cnt[RC_POLL_TRUNC], (unsigned long long)v->cnt[RC_THREAD_FAIL],
-	       (unsigned long long)v->cnt[RC_CTX_LOST]);
+	       (unsigned long long)v->cnt[RC_INFLIGHT_FAIL],
+	       (unsigned long long)v->cnt[RC_HIST_FAIL], (unsigned long long)v->cnt[RC_UNSIGNALED],
+	       (unsigned long long)v->cnt[RC_POST_TRUNC], (unsigned long long)v->cnt[RC_POLL_TRUNC],
+	       (unsigned long long)v->cnt[RC_THREAD_FAIL], (unsigned long long)v->cnt[RC_CTX_LOST]);
 	fflush(stdout);
 }
 
 static void print_json(struct rdma_cmd *c, const struct view *v)
 {
-	static const struct { const char *name; int idx; } cnames[] = {
-		{ "post_calls", RC_POST_CALLS }, { "post_wrs", RC_POST_WRS },
-		{ "post_truncated", RC_POST_TRUNC }, { "unsignaled", RC_UNSIGNALED },
-		{ "inflight_inserts", RC_INFLIGHT_INSERTS }, { "inflight_dup", RC_INFLIGHT_DUP },
-		{ "inflight_update_fail", RC_INFLIGHT_FAIL },
-		{ "inflight_deletes", RC_INFLIGHT_DELETES }, { "poll_calls", RC_POLL_CALLS },
-		{ "poll_wcs", RC_POLL_WCS }, { "poll_truncated", RC_POLL_TRUNC },
-		{ "unmatched", RC_UNMATCHED }, { "error_completions", RC_ERRORS },
-		{ "hist_inserts", RC_HIST_INSERTS }, { "hist_update_fail", RC_HIST_FAIL },
-		{ "thread_state_fail", RC_THREAD_FAIL }, { "qp_state_fail", RC_QP_FAIL },
-		{ "ctx_events", RC_CTX_EVENTS }, { "ctx_lost", RC_CTX_LOST },
-		{ "cq_event_calls", RC_CQEV_CALLS }, { "cq_event_immediate", RC_CQEV_IMMEDIATE },
+	static const struct {
+		const char *name;
+		int idx;
+	} cnames[] = {
+	    {"post_calls", RC_POST_CALLS},
+	    {"post_wrs", RC_POST_WRS},
+	    {"post_truncated", RC_POST_TRUNC},
+	    {"unsignaled", RC_UNSIGNALED},
+	    {"inflight_inserts", RC_INFLIGHT_INSERTS},
+	    {"inflight_dup", RC_INFLIGHT_DUP},
+	    {"inflight_update_fail", RC_INFLIGHT_FAIL},
+	    {"inflight_deletes", RC_INFLIGHT_DELETES},
+	    {"poll_calls", RC_POLL_CALLS},
+	    {"poll_wcs", RC_POLL_WCS},
+	    {"poll_truncated", RC_POLL_TRUNC},
+	    {"unmatched", RC_UNMATCHED},
+	    {"error_completions", RC_ERRORS},
+	    {"hist_inserts", RC_HIST_INSERTS},
+	    {"hist_update_fail", RC_HIST_FAIL},
+	    {"thread_state_fail", RC_THREAD_FAIL},
+	    {"qp_state_fail", RC_QP_FAIL},
+	    {"ctx_events", RC_CTX_EVENTS},
+	    {"ctx_lost", RC_CTX_LOST},
+	    {"cq_event_calls", RC_CQEV_CALLS},
+	    {"cq_event_immediate", RC_CQEV_IMMEDIATE},
 	};
 	const struct rdma_read *rd = &c->rd;
 	const struct rdma_target *tg;
@@ -383,9 +395,8 @@ static double p99_ratio(const struct rdma_read *rd)
 
 static int report(struct rdma_cmd *c, bool total, double seconds)
 {
-	struct rdma_counter_set cur = { 0 };
-	struct view v = { .type = total ? "total" : "interval", .seconds = seconds,
-			  .total = total };
+	struct rdma_counter_set cur = {0};
+	struct view v = {.type = total ? "total" : "interval", .seconds = seconds, .total = total};
 	char msg[256];
 	int err;
 
@@ -457,8 +468,7 @@ int cmd_rdma(int argc, char **argv)
 		}
 		c.root = c.o.sysfs_root;
 	}
-	r = rdma_tracer__open(&c.o, stderr, &c.t, err,
-			      sizeof(err));
+	r = rdma_tracer__open(&c.o, stderr, &c.t, err, sizeof(err));
 	if (r) {
 		tt_error("%s", err);
 		return r == -EINVAL ? 2 : 1;

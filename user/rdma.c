@@ -16,7 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <infiniband/verbs.h>
-#include "rdma.h"	/* user/rdma.h, which brings bpf/rdma.h: before the skeleton */
+#include "rdma.h" /* user/rdma.h, which brings bpf/rdma.h: before the skeleton */
 #include "rdma.skel.h"
 #include "rdma_resolve.h"
 #include "histogram.h"
@@ -50,23 +50,23 @@ static const struct {
 	const char *sym;
 	bool ret;
 } ctl_hooks[CTL__MAX] = {
-	[CTL_OPEN_DEVICE] = { "ibv_open_device", true },
-	[CTL_CREATE_CQ] = { "ibv_create_cq", true },
-	[CTL_CREATE_QP_ENTER] = { "ibv_create_qp", false },
-	[CTL_CREATE_QP_RET] = { "ibv_create_qp", true },
-	[CTL_MODIFY_QP] = { "ibv_modify_qp", false },
-	[CTL_CQ_EVENT_ENTER] = { "ibv_get_cq_event", false },
-	[CTL_CQ_EVENT_EXIT] = { "ibv_get_cq_event", true },
-	[CTL_ACK_CQ] = { "ibv_ack_cq_events", false },
+    [CTL_OPEN_DEVICE] = {"ibv_open_device", true},
+    [CTL_CREATE_CQ] = {"ibv_create_cq", true},
+    [CTL_CREATE_QP_ENTER] = {"ibv_create_qp", false},
+    [CTL_CREATE_QP_RET] = {"ibv_create_qp", true},
+    [CTL_MODIFY_QP] = {"ibv_modify_qp", false},
+    [CTL_CQ_EVENT_ENTER] = {"ibv_get_cq_event", false},
+    [CTL_CQ_EVENT_EXIT] = {"ibv_get_cq_event", true},
+    [CTL_ACK_CQ] = {"ibv_ack_cq_events", false},
 };
 
 struct rdma_tracer {
 	struct rdma_bpf *skel;
 	struct ring_buffer *rb;
 	FILE *notes;
-	int pid;			/* 0: every process */
+	int pid; /* 0: every process */
 	bool full;
-	bool explicit_fn[RDMA_FN__MAX];	/* --rdma-probe given for this function */
+	bool explicit_fn[RDMA_FN__MAX]; /* --rdma-probe given for this function */
 	struct rdma_target tgt[RDMA_TARGETS_MAX];
 	struct bpf_link *entry[RDMA_TARGETS_MAX], *ret[RDMA_TARGETS_MAX];
 	size_t ntgt;
@@ -140,14 +140,17 @@ static void fill_layout(struct rdma_layout *l)
 static struct bpf_program *fn_prog(struct rdma_tracer *t, int fn, bool ret)
 {
 	switch (fn) {
-	case RDMA_FN_POST_SEND: return ret ? NULL : t->skel->progs.rdma_post_send;
-	case RDMA_FN_POST_RECV: return ret ? NULL : t->skel->progs.rdma_post_recv;
-	default: return ret ? t->skel->progs.rdma_poll_exit : t->skel->progs.rdma_poll_enter;
+	case RDMA_FN_POST_SEND:
+		return ret ? NULL : t->skel->progs.rdma_post_send;
+	case RDMA_FN_POST_RECV:
+		return ret ? NULL : t->skel->progs.rdma_post_recv;
+	default:
+		return ret ? t->skel->progs.rdma_poll_exit : t->skel->progs.rdma_poll_enter;
 	}
 }
 
-static struct bpf_link *attach_at(struct rdma_tracer *t, struct bpf_program *p,
-				  const char *path, __u64 off, bool ret)
+static struct bpf_link *attach_at(struct rdma_tracer *t, struct bpf_program *p, const char *path,
+				  __u64 off, bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 
@@ -172,8 +175,7 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 	t->ret[i] = attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, true), g->path, g->offset, true);
 	if (!t->ret[i])
 		return -errno;
-	t->entry[i] = attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, false), g->path, g->offset,
-				false);
+	t->entry[i] = attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, false), g->path, g->offset, false);
 	if (!t->entry[i]) {
 		err = -errno;
 		bpf_link__destroy(t->ret[i]);
@@ -185,8 +187,7 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 }
 
 /* Adds and attaches a data-path target unless the same function is already traced. */
-static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off,
-		      const char *how)
+static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off, const char *how)
 {
 	struct rdma_target *g;
 	struct stat st;
@@ -230,9 +231,9 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 
 static int on_ctx_event(void *ctx, void *data, size_t len)
 {
-	static const char *const src[RDMA_SRC__MAX] = { "ibv_open_device", "ibv_create_cq",
-							 "ibv_create_qp", "ibv_get_cq_event",
-							 "ibv_ack_cq_events" };
+	static const char *const src[RDMA_SRC__MAX] = {"ibv_open_device", "ibv_create_cq",
+						       "ibv_create_qp", "ibv_get_cq_event",
+						       "ibv_ack_cq_events"};
 	const struct rdma_ctx_event *e = data;
 	struct rdma_tracer *t = ctx;
 
@@ -263,8 +264,8 @@ static int on_ctx_event(void *ctx, void *data, size_t len)
 }
 
 /* Provider symbol names (static functions, visible only in .symtab/debug builds). */
-static const char *const provider_prefixes[] = { "mlx5", "mlx4", "rxe", "siw", "bnxt_re",
-						 "efa", "hns_roce_u", "erdma", "si" };
+static const char *const provider_prefixes[] = {"mlx5", "mlx4",	      "rxe",   "siw", "bnxt_re",
+						"efa",	"hns_roce_u", "erdma", "si"};
 
 static bool provider_like(const char *path)
 {
@@ -315,8 +316,7 @@ static void resolve_by_symbol(struct rdma_tracer *t)
 	fclose(f);
 }
 
-static int attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *err,
-			   size_t errlen)
+static int attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *err, size_t errlen)
 {
 	for (int i = 0; i < o->nrdma_probes; i++) {
 		struct rdma_probe_spec s;
@@ -330,7 +330,8 @@ static int attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char 
 			snprintf(err, errlen, "--rdma-probe %s: library '%s' not found%s",
 				 o->rdma_probes[i], s.lib,
 				 t->pid ? " (neither mapped by the process nor in the library "
-					  "directories)" : "");
+					  "directories)"
+					: "");
 			return -EINVAL;
 		}
 		off = s.offset;
@@ -339,8 +340,8 @@ static int attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char 
 			if (r) {
 				snprintf(err, errlen, "--rdma-probe %s: %s in %s",
 					 o->rdma_probes[i],
-					 r == -ENOENT ? "no such function (stripped library? "
-							"give LIB:0xOFFSET)"
+					 r == -ENOENT	  ? "no such function (stripped library? "
+							    "give LIB:0xOFFSET)"
 					 : r == -ENOTUNIQ ? "ambiguous symbol"
 							  : "not an ELF file",
 					 path);
@@ -362,14 +363,14 @@ static int attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char 
 static int attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 {
 	struct bpf_program *progs[CTL__MAX] = {
-		[CTL_OPEN_DEVICE] = t->skel->progs.rdma_open_device_ret,
-		[CTL_CREATE_CQ] = t->skel->progs.rdma_create_cq_ret,
-		[CTL_CREATE_QP_ENTER] = t->skel->progs.rdma_create_qp_enter,
-		[CTL_CREATE_QP_RET] = t->skel->progs.rdma_create_qp_ret,
-		[CTL_MODIFY_QP] = t->skel->progs.rdma_modify_qp,
-		[CTL_CQ_EVENT_ENTER] = t->skel->progs.rdma_cq_event_enter,
-		[CTL_CQ_EVENT_EXIT] = t->skel->progs.rdma_cq_event_exit,
-		[CTL_ACK_CQ] = t->skel->progs.rdma_ack_cq,
+	    [CTL_OPEN_DEVICE] = t->skel->progs.rdma_open_device_ret,
+	    [CTL_CREATE_CQ] = t->skel->progs.rdma_create_cq_ret,
+	    [CTL_CREATE_QP_ENTER] = t->skel->progs.rdma_create_qp_enter,
+	    [CTL_CREATE_QP_RET] = t->skel->progs.rdma_create_qp_ret,
+	    [CTL_MODIFY_QP] = t->skel->progs.rdma_modify_qp,
+	    [CTL_CQ_EVENT_ENTER] = t->skel->progs.rdma_cq_event_enter,
+	    [CTL_CQ_EVENT_EXIT] = t->skel->progs.rdma_cq_event_exit,
+	    [CTL_ACK_CQ] = t->skel->progs.rdma_ack_cq,
 	};
 	char lib[PATH_MAX];
 	__u64 off;
@@ -428,8 +429,8 @@ bool rdma_tracer__target_alive(const struct rdma_tracer *t)
 	return !t->pid || pid_alive(t->pid);
 }
 
-int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer **out,
-		      char *err, size_t errlen)
+int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer **out, char *err,
+		      size_t errlen)
 {
 	struct rdma_tracer *t;
 	int r;
@@ -453,7 +454,7 @@ int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer *
 	t->pid = (int)o->pid;
 	t->full = o->rdma_full;
 	t->t0_ns = mono_ns();
-	t->window_open = true;	/* the first window opens at start */
+	t->window_open = true; /* the first window opens at start */
 	t->ncpus = libbpf_num_possible_cpus();
 	t->skel = rdma_bpf__open();
 	if (!t->skel) {
@@ -464,8 +465,10 @@ int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer *
 	fill_layout((struct rdma_layout *)&t->skel->rodata->targ_layout);
 	r = rdma_bpf__load(t->skel);
 	if (r) {
-		snprintf(err, errlen, "cannot load the RDMA BPF programs: %s (needs root: "
-				      "CAP_BPF and CAP_PERFMON)", strerror(-r));
+		snprintf(err, errlen,
+			 "cannot load the RDMA BPF programs: %s (needs root: "
+			 "CAP_BPF and CAP_PERFMON)",
+			 strerror(-r));
 		goto fail;
 	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.ctx_events), on_ctx_event, t, NULL);
@@ -610,8 +613,7 @@ static int prev_put(struct prev_set *p, const struct rdma_hist_key *k, const str
 typedef int (*row_fn)(void *arg, const struct rdma_hist_key *k, const struct hist *win,
 		      const struct hist *total);
 
-static int walk_hists(struct rdma_tracer *t, struct prev_set *p, row_fn fn, void *arg,
-		      __u64 *live)
+static int walk_hists(struct rdma_tracer *t, struct prev_set *p, row_fn fn, void *arg, __u64 *live)
 {
 	int fd = bpf_map__fd(t->skel->maps.hists);
 	struct rdma_hist_key k, next;
@@ -697,7 +699,7 @@ static int add_row(void *arg, const struct rdma_hist_key *k, const struct hist *
 		   const struct hist *total)
 {
 	struct read_ctx *c = arg;
-	struct rdma_qp_key qk = { 0 };
+	struct rdma_qp_key qk = {0};
 	struct rdma_row *row;
 
 	if (c->r->nrows == c->cap) {
@@ -734,7 +736,7 @@ static int add_row(void *arg, const struct rdma_hist_key *k, const struct hist *
 
 int rdma_tracer__read(struct rdma_tracer *t, struct rdma_read *r)
 {
-	struct read_ctx c = { t, r, 0 };
+	struct read_ctx c = {t, r, 0};
 	__u64 cnt[RC__MAX];
 	int err;
 
@@ -754,8 +756,8 @@ int rdma_tracer__read(struct rdma_tracer *t, struct rdma_read *r)
 	{
 		__u64 gone = cnt[RC_INFLIGHT_DELETES] + t->aged + r->inflight_live;
 
-		r->inflight_evicted = cnt[RC_INFLIGHT_INSERTS] > gone
-					      ? cnt[RC_INFLIGHT_INSERTS] - gone : 0;
+		r->inflight_evicted =
+		    cnt[RC_INFLIGHT_INSERTS] > gone ? cnt[RC_INFLIGHT_INSERTS] - gone : 0;
 	}
 	return 0;
 }
@@ -803,20 +805,34 @@ int rdma_tracer__collect(struct rdma_tracer *t, struct snapshot *s)
 const char *rdma_opcode_name(__u8 op)
 {
 	switch (op) {
-	case IBV_WR_RDMA_WRITE: return "RDMA_WRITE";
-	case IBV_WR_RDMA_WRITE_WITH_IMM: return "RDMA_WRITE_IMM";
-	case IBV_WR_SEND: return "SEND";
-	case IBV_WR_SEND_WITH_IMM: return "SEND_IMM";
-	case IBV_WR_RDMA_READ: return "RDMA_READ";
-	case IBV_WR_ATOMIC_CMP_AND_SWP: return "ATOMIC_CAS";
-	case IBV_WR_ATOMIC_FETCH_AND_ADD: return "ATOMIC_FAA";
-	case IBV_WR_LOCAL_INV: return "LOCAL_INV";
-	case IBV_WR_BIND_MW: return "BIND_MW";
-	case IBV_WR_SEND_WITH_INV: return "SEND_INV";
-	case IBV_WR_TSO: return "TSO";
-	case RDMA_OP_RECV: return "RECV";
-	case RDMA_OP_UNKNOWN: return "UNKNOWN";
-	default: return "OTHER";
+	case IBV_WR_RDMA_WRITE:
+		return "RDMA_WRITE";
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return "RDMA_WRITE_IMM";
+	case IBV_WR_SEND:
+		return "SEND";
+	case IBV_WR_SEND_WITH_IMM:
+		return "SEND_IMM";
+	case IBV_WR_RDMA_READ:
+		return "RDMA_READ";
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return "ATOMIC_CAS";
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return "ATOMIC_FAA";
+	case IBV_WR_LOCAL_INV:
+		return "LOCAL_INV";
+	case IBV_WR_BIND_MW:
+		return "BIND_MW";
+	case IBV_WR_SEND_WITH_INV:
+		return "SEND_INV";
+	case IBV_WR_TSO:
+		return "TSO";
+	case RDMA_OP_RECV:
+		return "RECV";
+	case RDMA_OP_UNKNOWN:
+		return "UNKNOWN";
+	default:
+		return "OTHER";
 	}
 }
 
@@ -824,12 +840,30 @@ const char *rdma_status_name(__u8 status)
 {
 	/* libibverbs' ibv_wc_status_str() would need linking libibverbs: names kept here */
 	static const char *const names[] = {
-		"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR",
-		"WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR", "LOC_ACCESS_ERR",
-		"REM_INV_REQ_ERR", "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR",
-		"RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR",
-		"INV_EECN_ERR", "INV_EEC_STATE_ERR", "FATAL_ERR", "RESP_TIMEOUT_ERR",
-		"GENERAL_ERR", "TM_ERR", "TM_RNDV_INCOMPLETE",
+	    "SUCCESS",
+	    "LOC_LEN_ERR",
+	    "LOC_QP_OP_ERR",
+	    "LOC_EEC_OP_ERR",
+	    "LOC_PROT_ERR",
+	    "WR_FLUSH_ERR",
+	    "MW_BIND_ERR",
+	    "BAD_RESP_ERR",
+	    "LOC_ACCESS_ERR",
+	    "REM_INV_REQ_ERR",
+	    "REM_ACCESS_ERR",
+	    "REM_OP_ERR",
+	    "RETRY_EXC_ERR",
+	    "RNR_RETRY_EXC_ERR",
+	    "LOC_RDD_VIOL_ERR",
+	    "REM_INV_RD_REQ_ERR",
+	    "REM_ABORT_ERR",
+	    "INV_EECN_ERR",
+	    "INV_EEC_STATE_ERR",
+	    "FATAL_ERR",
+	    "RESP_TIMEOUT_ERR",
+	    "GENERAL_ERR",
+	    "TM_ERR",
+	    "TM_RNDV_INCOMPLETE",
 	};
 
 	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "UNKNOWN_STATUS";
@@ -839,9 +873,9 @@ const char *rdma_status_name(__u8 status)
 
 void rdma_support_probe(const char *root, struct rdma_support *s)
 {
-	static const char *const prov_dirs[] = { "/usr/lib/x86_64-linux-gnu/libibverbs",
-						 "/usr/lib/aarch64-linux-gnu/libibverbs",
-						 "/usr/lib64/libibverbs", "/usr/lib/libibverbs" };
+	static const char *const prov_dirs[] = {"/usr/lib/x86_64-linux-gnu/libibverbs",
+						"/usr/lib/aarch64-linux-gnu/libibverbs",
+						"/usr/lib64/libibverbs", "/usr/lib/libibverbs"};
 	char path[PATH_MAX * 2];
 	struct stat st;
 	struct dirent *de;
@@ -854,7 +888,7 @@ void rdma_support_probe(const char *root, struct rdma_support *s)
 			       sizeof(s->libibverbs_path))) {
 		s->libibverbs = true;
 		s->libibverbs_exports =
-			!elf_find_function(s->libibverbs_path, "ibv_open_device", &off, NULL);
+		    !elf_find_function(s->libibverbs_path, "ibv_open_device", &off, NULL);
 	}
 	for (size_t i = 0; i < sizeof(prov_dirs) / sizeof(prov_dirs[0]); i++) {
 		d = opendir(prov_dirs[i]);
@@ -872,7 +906,7 @@ void rdma_support_probe(const char *root, struct rdma_support *s)
 				s->nproviders_symtab++;
 		}
 		closedir(d);
-		break;	/* one multiarch directory is the system's */
+		break; /* one multiarch directory is the system's */
 	}
 	snprintf(path, sizeof(path), "%s/sys/class/infiniband",
 		 root && strcmp(root, "/") ? root : "");

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
-#include "../bpf/rdma.h"	/* not this file: both are named rdma.h */
+#include "../bpf/rdma.h" /* not this file: both are named rdma.h */
 #include "options.h"
 #include "snapshot.h"
 
@@ -30,22 +30,22 @@ struct rdma_tracer;
  * STAGE_RDMA_CQ_EVENT, by GROUP_NONE, tgid set): id packs the QP number (CQ handle for
  * cq_event), opcode, completion status and peer QP number; addr holds the peer GID with
  * family AF_INET6 when it is known. */
-#define RDMA_SNAP_ID(qpn, op, status, peer)                                                   \
-	(((__u64)(qpn) & 0xffffff) | ((__u64)(op) & 0xff) << 24 |                               \
-	 ((__u64)(status) & 0xff) << 32 | ((__u64)(peer) & 0xffffff) << 40)
-#define RDMA_SNAP_QPN(id) ((__u32)((id) & 0xffffff))
+#define RDMA_SNAP_ID(qpn, op, status, peer)                                                        \
+	(((__u64)(qpn)&0xffffff) | ((__u64)(op)&0xff) << 24 | ((__u64)(status)&0xff) << 32 |       \
+	 ((__u64)(peer)&0xffffff) << 40)
+#define RDMA_SNAP_QPN(id) ((__u32)((id)&0xffffff))
 #define RDMA_SNAP_OPCODE(id) ((__u8)(((id) >> 24) & 0xff))
 #define RDMA_SNAP_STATUS(id) ((__u8)(((id) >> 32) & 0xff))
 #define RDMA_SNAP_PEER(id) ((__u32)(((id) >> 40) & 0xffffff))
 
 /* Where a data-path uprobe sits and how it was found. */
 struct rdma_target {
-	int fn;			/* enum rdma_fn */
+	int fn; /* enum rdma_fn */
 	char path[PATH_MAX];
-	__u64 offset;		/* file offset */
+	__u64 offset; /* file offset */
 	__u64 inode;
-	const char *how;	/* "symbol", "ops-table", "--rdma-probe" */
-	bool attached;		/* poll targets: attached right now (sampling) */
+	const char *how; /* "symbol", "ops-table", "--rdma-probe" */
+	bool attached;	 /* poll targets: attached right now (sampling) */
 };
 
 /* One histogram row as read: the interval's part and the run's total. */
@@ -53,18 +53,18 @@ struct rdma_row {
 	struct rdma_hist_key key;
 	struct hist win;	/* since the previous rdma_tracer__read */
 	struct hist total;	/* since the start */
-	struct rdma_qp_info qp;	/* peer facts, when create/modify_qp were seen */
+	struct rdma_qp_info qp; /* peer facts, when create/modify_qp were seen */
 	bool qp_known;
 };
 
 struct rdma_read {
 	struct rdma_row *rows;
 	size_t nrows;
-	__u64 cnt[RC__MAX];		/* totals since the start */
-	__u64 cnt_win[RC__MAX];		/* this interval */
+	__u64 cnt[RC__MAX];	/* totals since the start */
+	__u64 cnt_win[RC__MAX]; /* this interval */
 	__u64 inflight_live;
-	__u64 inflight_aged;		/* total swept by userspace */
-	__u64 inflight_evicted;		/* inserts - deletes - aged - live */
+	__u64 inflight_aged;	/* total swept by userspace */
+	__u64 inflight_evicted; /* inserts - deletes - aged - live */
 	__u64 hist_live;
 };
 
@@ -72,8 +72,8 @@ struct rdma_read {
  * (may be NULL) receives one line per attachment ("rdma: post_send at lib:0x... (how)").
  * Returns 0; -EINVAL for bad input (bad spec, missing library or symbol: exit 2); other
  * negative errno for runtime failures (pid gone, BPF load/attach). err gets one line. */
-int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer **out,
-		      char *err, size_t errlen);
+int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer **out, char *err,
+		      size_t errlen);
 /* Waits up to timeout_ms for discovery events, attaches what they reveal and opens or
  * closes the poll sampling window. Call it often (every few ms to 100 ms). */
 int rdma_tracer__poll(struct rdma_tracer *t, int timeout_ms);
@@ -98,15 +98,15 @@ const char *rdma_status_name(__u8 status);
 
 /* What RDMA tracing this host supports, for `tailtrace probe`. */
 struct rdma_support {
-	bool libibverbs;		/* libibverbs.so.1 found */
+	bool libibverbs; /* libibverbs.so.1 found */
 	char libibverbs_path[PATH_MAX];
-	bool libibverbs_exports;	/* it exports ibv_open_device (ops-table discovery) */
-	int nproviders;			/* provider libraries found (lib*-rdmav*.so, libmlx5...) */
-	int nproviders_symtab;		/* ... of which carry .symtab (symbol path usable) */
+	bool libibverbs_exports; /* it exports ibv_open_device (ops-table discovery) */
+	int nproviders;		 /* provider libraries found (lib*-rdmav*.so, libmlx5...) */
+	int nproviders_symtab;	 /* ... of which carry .symtab (symbol path usable) */
 	char providers[8][64];
-	int ndevices;			/* entries of /sys/class/infiniband */
-	bool uprobe;			/* uprobe PMU present (/sys/bus/event_source/.../uprobe) */
-	bool verbs_header;		/* built against infiniband/verbs.h (always true) */
+	int ndevices;	   /* entries of /sys/class/infiniband */
+	bool uprobe;	   /* uprobe PMU present (/sys/bus/event_source/.../uprobe) */
+	bool verbs_header; /* built against infiniband/verbs.h (always true) */
 };
 
 /* Fills s from the live system (root NULL) or a fabricated tree. Never fails. */

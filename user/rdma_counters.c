@@ -18,26 +18,61 @@
 
 /* Exact names first: some transport counters contain words of the congestion list. */
 static const char *const transport_names[] = {
-	"out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "implied_nak_seq_err",
-	"duplicate_request", "rnr_nak_retry_err", "out_of_buffer", "req_cqe_error",
-	"req_cqe_flush_error", "resp_cqe_error", "resp_cqe_flush_error",
-	"req_remote_access_errors", "req_remote_invalid_request", "resp_local_length_error",
-	"resp_remote_access_errors", "rx_icrc_encapsulated", "roce_adp_retrans",
-	"roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_trans",
-	"req_rnr_retries_exceeded", "req_transport_retries_exceeded", "rx_read_requests_err",
-	"symbol_error", "port_rcv_errors", "link_downed", "link_error_recovery",
-	"local_link_integrity_errors", "port_rcv_remote_physical_errors",
-	"excessive_buffer_overrun_errors", "VL15_dropped", "port_rcv_constraint_errors",
-	"port_xmit_constraint_errors",
-	/* rxe/siw style names */
-	"retry_exceeded_err", "send_rnr_err", "rcvd_seq_err", "ack_deferred", "retry_rnr_exceeded_err",
-	"completer_retry_err", "rcvd_rnr_err", "link_downed",
+    "out_of_sequence",
+    "packet_seq_err",
+    "local_ack_timeout_err",
+    "implied_nak_seq_err",
+    "duplicate_request",
+    "rnr_nak_retry_err",
+    "out_of_buffer",
+    "req_cqe_error",
+    "req_cqe_flush_error",
+    "resp_cqe_error",
+    "resp_cqe_flush_error",
+    "req_remote_access_errors",
+    "req_remote_invalid_request",
+    "resp_local_length_error",
+    "resp_remote_access_errors",
+    "rx_icrc_encapsulated",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "roce_slow_restart",
+    "roce_slow_restart_trans",
+    "req_rnr_retries_exceeded",
+    "req_transport_retries_exceeded",
+    "rx_read_requests_err",
+    "symbol_error",
+    "port_rcv_errors",
+    "link_downed",
+    "link_error_recovery",
+    "local_link_integrity_errors",
+    "port_rcv_remote_physical_errors",
+    "excessive_buffer_overrun_errors",
+    "VL15_dropped",
+    "port_rcv_constraint_errors",
+    "port_xmit_constraint_errors",
+    /* rxe/siw style names */
+    "retry_exceeded_err",
+    "send_rnr_err",
+    "rcvd_seq_err",
+    "ack_deferred",
+    "retry_rnr_exceeded_err",
+    "completer_retry_err",
+    "rcvd_rnr_err",
+    "link_downed",
 };
 
 static const char *const congestion_names[] = {
-	"np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled", "rp_cnp_ignored",
-	"roce_slow_restart_cnps", "port_xmit_wait", "port_xmit_discards", "rx_ecn_marked",
-	"tx_cnp", "rx_cnp",
+    "np_cnp_sent",
+    "np_ecn_marked_roce_packets",
+    "rp_cnp_handled",
+    "rp_cnp_ignored",
+    "roce_slow_restart_cnps",
+    "port_xmit_wait",
+    "port_xmit_discards",
+    "rx_ecn_marked",
+    "tx_cnp",
+    "rx_cnp",
 };
 
 enum rdma_cnt_class rdma_counter_class(const char *name)
@@ -59,33 +94,43 @@ enum rdma_cnt_class rdma_counter_class(const char *name)
 const char *rdma_counter_class_name(enum rdma_cnt_class c)
 {
 	switch (c) {
-	case RCC_CONGESTION: return "congestion";
-	case RCC_TRANSPORT: return "transport";
-	default: return "other";
+	case RCC_CONGESTION:
+		return "congestion";
+	case RCC_TRANSPORT:
+		return "transport";
+	default:
+		return "other";
 	}
 }
 
 const char *rdma_counter_source_name(enum rdma_cnt_source s)
 {
 	switch (s) {
-	case RCS_HW: return "hw_counters";
-	case RCS_PORT: return "counters";
-	default: return "ethtool";
+	case RCS_HW:
+		return "hw_counters";
+	case RCS_PORT:
+		return "counters";
+	default:
+		return "ethtool";
 	}
 }
 
 const char *rdma_call_name(enum rdma_call c)
 {
 	switch (c) {
-	case RDMA_CALL_CONGESTION: return "congestion";
-	case RDMA_CALL_TRANSPORT: return "transport";
-	case RDMA_CALL_BOTH: return "congestion+transport";
-	default: return "none";
+	case RDMA_CALL_CONGESTION:
+		return "congestion";
+	case RDMA_CALL_TRANSPORT:
+		return "transport";
+	case RDMA_CALL_BOTH:
+		return "congestion+transport";
+	default:
+		return "none";
 	}
 }
 
 static void warn(struct rdma_counter_set *set, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void warn(struct rdma_counter_set *set, const char *fmt, ...)
 {
 	va_list ap;
@@ -99,8 +144,7 @@ static void warn(struct rdma_counter_set *set, const char *fmt, ...)
 }
 
 /* snprintf for paths: vsnprintf, so a too-long name is an error, not a silent cut */
-static int pathf(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static int pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int pathf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -182,7 +226,7 @@ static void read_dir_counters(struct rdma_counter_set *set, const char *dir, con
 	__u64 v;
 
 	if (!d)
-		return;	/* not every device has hw_counters (or counters) */
+		return; /* not every device has hw_counters (or counters) */
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
@@ -240,10 +284,10 @@ static int ethtool_ioctl(const char *netdev, struct rdma_counter_set *set)
 	struct {
 		struct ethtool_sset_info hdr;
 		__u32 buf[1];
-	} ssi = { 0 };
+	} ssi = {0};
 	struct ethtool_gstrings *strs = NULL;
 	struct ethtool_stats *st = NULL;
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = {0};
 	int fd, err = 0;
 	__u32 n;
 
@@ -349,8 +393,7 @@ static int port_netdevs(const char *ibdir, const char *port, char (*out)[IFNAMSI
 	return n;
 }
 
-int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg,
-		       size_t msglen)
+int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg, size_t msglen)
 {
 	char base[PATH_MAX], ibdir[PATH_MAX + 256], dir[PATH_MAX * 2];
 	char seen[32][IFNAMSIZ];
@@ -399,7 +442,9 @@ int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg
 				set->nnetdevs++;
 				if (live) {
 					if (ethtool_ioctl(nds[i], set))
-						warn(set, "%s: no ethtool statistics (SIOCETHTOOL failed)",
+						warn(set,
+						     "%s: no ethtool statistics (SIOCETHTOOL "
+						     "failed)",
 						     nds[i]);
 				} else {
 					char f[PATH_MAX * 2], *text;
@@ -416,8 +461,9 @@ int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg
 					fseek(fp, 0, SEEK_END);
 					len = ftell(fp);
 					rewind(fp);
-					text = len >= 0 && len < (1 << 20) ? calloc(1, (size_t)len + 1)
-									     : NULL;
+					text = len >= 0 && len < (1 << 20)
+						   ? calloc(1, (size_t)len + 1)
+						   : NULL;
 					if (text && fread(text, 1, (size_t)len, fp) == (size_t)len)
 						rdma_ethtool_parse(text, nds[i], set);
 					free(text);
@@ -449,9 +495,8 @@ static const struct rdma_counter *find(const struct rdma_counter_set *s,
 	return NULL;
 }
 
-size_t rdma_counters_delta(const struct rdma_counter_set *prev,
-			   const struct rdma_counter_set *cur, struct rdma_counter_delta *out,
-			   size_t max)
+size_t rdma_counters_delta(const struct rdma_counter_set *prev, const struct rdma_counter_set *cur,
+			   struct rdma_counter_delta *out, size_t max)
 {
 	size_t n = 0;
 
@@ -459,7 +504,7 @@ size_t rdma_counters_delta(const struct rdma_counter_set *prev,
 		const struct rdma_counter *p = find(prev, &cur->c[i], i);
 
 		if (!p)
-			continue;	/* appeared in this window: no baseline yet */
+			continue; /* appeared in this window: no baseline yet */
 		if (out && n < max) {
 			out[n].c = &cur->c[i];
 			out[n].reset = cur->c[i].value < p->value;
@@ -499,8 +544,8 @@ static double *baseline(struct rdma_call_state *st, __u64 h, bool *fresh)
 	return &st->base[st->nbase++].rate;
 }
 
-void rdma_counters_call(struct rdma_call_state *st, const struct rdma_counter_delta *d,
-			size_t n, double window_s, struct rdma_window_call *out)
+void rdma_counters_call(struct rdma_call_state *st, const struct rdma_counter_delta *d, size_t n,
+			double window_s, struct rdma_window_call *out)
 {
 	bool cong = false, trans = false;
 

@@ -14,9 +14,9 @@
 #include "rdma_resolve.h"
 
 static const char *const fn_names[RDMA_FN__MAX] = {
-	[RDMA_FN_POST_SEND] = "post_send",
-	[RDMA_FN_POST_RECV] = "post_recv",
-	[RDMA_FN_POLL_CQ] = "poll_cq",
+    [RDMA_FN_POST_SEND] = "post_send",
+    [RDMA_FN_POST_RECV] = "post_recv",
+    [RDMA_FN_POLL_CQ] = "poll_cq",
 };
 
 const char *rdma_fn_name(int fn)
@@ -70,7 +70,8 @@ int rdma_spec_parse(const char *s, struct rdma_probe_spec *out, char *err, size_
 	if (!colon || colon == s || !colon[1])
 		return fail(err, errlen,
 			    "invalid --rdma-probe '%s' (expected [ROLE=]LIB:SYMBOL or "
-			    "[ROLE=]LIB:0xOFFSET)", s);
+			    "[ROLE=]LIB:0xOFFSET)",
+			    s);
 	if ((size_t)(colon - s) >= sizeof(out->lib))
 		return fail(err, errlen, "--rdma-probe library path too long: '%s'", s);
 	memcpy(out->lib, s, (size_t)(colon - s));
@@ -87,7 +88,8 @@ int rdma_spec_parse(const char *s, struct rdma_probe_spec *out, char *err, size_
 		if (out->role < 0)
 			return fail(err, errlen,
 				    "--rdma-probe '%s': an offset needs a role, e.g. "
-				    "post_send=LIB:0x1a2b (post_send, post_recv, poll_cq)", s);
+				    "post_send=LIB:0x1a2b (post_send, post_recv, poll_cq)",
+				    s);
 		return 0;
 	}
 	if (strlen(what) >= sizeof(out->symbol))
@@ -102,7 +104,8 @@ int rdma_spec_parse(const char *s, struct rdma_probe_spec *out, char *err, size_
 	if (out->role < 0)
 		return fail(err, errlen,
 			    "--rdma-probe '%s': cannot tell what the symbol is; prefix a role "
-			    "(post_send=, post_recv=, poll_cq=)", s);
+			    "(post_send=, post_recv=, poll_cq=)",
+			    s);
 	return 0;
 }
 
@@ -267,7 +270,8 @@ int proc_map_parse(const char *line, struct proc_map *m)
 
 	memset(m, 0, sizeof(*m));
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end, perms, &pgoff, &dmaj,
-		   &dmin, &inode, &pos) != 7 || start >= end || strlen(perms) != 4)
+		   &dmin, &inode, &pos) != 7 ||
+	    start >= end || strlen(perms) != 4)
 		return -EINVAL;
 	m->start = start;
 	m->end = end;
@@ -336,10 +340,18 @@ int rdma_addr_to_file(int pid, __u64 addr, char *path, size_t pathlen, __u64 *fi
 }
 
 static const char *const lib_dirs[] = {
-	"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-	"/lib/aarch64-linux-gnu", "/usr/lib64", "/lib64", "/usr/lib", "/lib",
-	"/usr/local/lib", "/usr/lib/x86_64-linux-gnu/libibverbs",
-	"/usr/lib/aarch64-linux-gnu/libibverbs", "/usr/lib64/libibverbs",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/lib64",
+    "/usr/lib",
+    "/lib",
+    "/usr/local/lib",
+    "/usr/lib/x86_64-linux-gnu/libibverbs",
+    "/usr/lib/aarch64-linux-gnu/libibverbs",
+    "/usr/lib64/libibverbs",
 };
 
 static bool name_matches(const char *file, const char *want)
@@ -388,8 +400,8 @@ int rdma_find_library(int pid, const char *lib, char *path, size_t pathlen)
 	return -ENOENT;
 }
 
-int rdma_find_exported(int pid, const char *sym, const char *fallback, char *path,
-		       size_t pathlen, __u64 *file_off)
+int rdma_find_exported(int pid, const char *sym, const char *fallback, char *path, size_t pathlen,
+		       __u64 *file_off)
 {
 	char mp[64], line[PATH_MAX + 128], last[PATH_MAX] = "";
 	struct proc_map m;

@@ -16,9 +16,9 @@
  * post_recv or poll_cq (enum rdma_fn); it may be left out for a symbol whose name says it
  * (mlx5_post_send, rxe_poll_cq, ...). OFFSET is a file offset, as uprobes take. */
 struct rdma_probe_spec {
-	int role;		/* enum rdma_fn */
-	char lib[PATH_MAX];	/* as given: a path, or a file name to look for */
-	char symbol[256];	/* empty when an offset was given */
+	int role;	    /* enum rdma_fn */
+	char lib[PATH_MAX]; /* as given: a path, or a file name to look for */
+	char symbol[256];   /* empty when an offset was given */
 	__u64 offset;
 	bool has_offset;
 };
@@ -45,7 +45,7 @@ struct proc_map {
 	__u64 start, end, pgoff;
 	__u64 inode;
 	char perms[5];
-	char path[PATH_MAX];	/* empty for anonymous mappings */
+	char path[PATH_MAX]; /* empty for anonymous mappings */
 };
 
 /* Parses one maps line; 0 or -EINVAL. */
@@ -63,7 +63,7 @@ int rdma_find_library(int pid, const char *lib, char *path, size_t pathlen);
 /* The first library mapped by pid (or, pid 0, found in the library directories under
  * the name fallback) that defines the function sym: where an exported verbs entry point
  * lives in this process. Returns 0 and the file offset, or -ENOENT. */
-int rdma_find_exported(int pid, const char *sym, const char *fallback, char *path,
-		       size_t pathlen, __u64 *file_off);
+int rdma_find_exported(int pid, const char *sym, const char *fallback, char *path, size_t pathlen,
+		       __u64 *file_off);
 
 #endif
