@@ -49,6 +49,7 @@ struct hist_key {
 	__u32 qdisc_handle;	/* place: qdisc handle (major:minor), 0 if none */
 	__u32 netns;		/* place: network namespace inode of the device */
 	__u32 tgid;		/* GROUP_COMM */
+	__u32 reserved;		/* explicit padding: keys are compared byte by byte */
 	__u64 id;		/* GROUP_PORT: port; GROUP_CGROUP: cgroup id */
 	__u8 addr[16];		/* GROUP_RADDR: remote address (v4 in the first 4 bytes) */
 	char comm[16];		/* GROUP_COMM */

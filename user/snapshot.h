@@ -49,7 +49,8 @@ void snapshot__free(struct snapshot *s);
 int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const struct hist *h);
 int snapshot__add_dev(struct snapshot *s, const struct dev_key *key, const char *name);
 const char *snapshot__dev_name(const struct snapshot *s, __u32 netns, __u32 ifindex);
-/* dst += src: histograms by key, counters, devices, slow requests (bounded by dst's cap). */
+/* dst += src: histograms by key, counters, devices, slow requests (all of them: bounding is
+ * the collector's job, per interval). */
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src);
 
 #endif
