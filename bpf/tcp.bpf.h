@@ -565,7 +565,7 @@ int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int er
 		cnt_add(CNT_RETRANS_RTO, segs);
 	else if (state == 3 /* TCP_CA_Recovery */)
 		cnt_add(CNT_RETRANS_FAST, segs);
-	else if (BPF_CORE_READ(icsk, icsk_pending) == 3 /* ICSK_TIME_LOSS_PROBE */)
+	else if (BPF_CORE_READ(icsk, icsk_pending) == 5 /* ICSK_TIME_LOSS_PROBE (3 is PROBE0) */)
 		cnt_add(CNT_RETRANS_TLP, segs);
 	else
 		cnt_add(CNT_RETRANS_OTHER, segs);
