@@ -39,6 +39,7 @@ struct collector {
 	__u64 prev_drops[TT_DROP_REASONS];
 	__u64 user_deleted;		/* histogram keys this process deleted after reading */
 	__u64 prev_evicted;
+	__u64 prev_unmatched;
 	struct attr_agg *agg;
 	struct req_event *slow;
 	size_t nslow;
@@ -477,6 +478,8 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 		return err;
 
 	sum_percpu_array(bpf_map__fd(c->skel->maps.counters), CNT__MAX, cur, c->ncpus);
+	/* a delta like every counter: snapshots of successive intervals are summed */
+	s->events_lost += cur[CNT_EVENTS_LOST] - c->prev_counters[CNT_EVENTS_LOST];
 	for (int i = 0; i < CNT__MAX; i++) {
 		s->counters[i] += cur[i] - c->prev_counters[i];
 		c->prev_counters[i] = cur[i];
@@ -487,24 +490,34 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 		s->drop_reasons[i] += drops[i] - c->prev_drops[i];
 		c->prev_drops[i] = drops[i];
 	}
-	/* every key created and not deleted by us is gone only if the LRU evicted it */
+	/* every key created and not deleted by us is gone only if the LRU evicted it, or is
+	 * still in the map (created after the walk above: read next time). A key created
+	 * between the counter read and the count is live but not yet inserted: the total may
+	 * not run backwards, or the unsigned delta would wrap. */
 	{
 		__u64 inserts = cur[CNT_HIST_INSERTS];
-		__u64 evicted = inserts > c->user_deleted ? inserts - c->user_deleted : 0;
+		__u64 gone = c->user_deleted + map_count(c->skel->maps.hists);
+		__u64 evicted = inserts > gone ? inserts - gone : 0;
 
-		s->hist_evicted += evicted - c->prev_evicted;
-		c->prev_evicted = evicted;
+		if (evicted > c->prev_evicted) {
+			s->hist_evicted += evicted - c->prev_evicted;
+			c->prev_evicted = evicted;
+		}
 		s->hist_live = nkeys;
 	}
 	/* per-packet stamps never matched: evicted by the LRU or left by packets we did not
 	 * see leave (reported as lost, never silently) */
 	pkt_live = map_count(c->skel->maps.tx_stamps) + map_count(c->skel->maps.qdisc_stamps) +
 		   map_count(c->skel->maps.rx_stamps);
-	s->events_lost = cur[CNT_EVENTS_LOST];
 	{
 		__u64 ins = cur[CNT_PKT_INSERTS], del = cur[CNT_PKT_DELETES] + pkt_live;
+		__u64 unmatched = ins > del ? ins - del : 0;
 
-		s->pkt_unmatched = ins > del ? ins - del : 0;
+		/* per interval, like the other counters, and never backwards (see above) */
+		if (unmatched > c->prev_unmatched) {
+			s->pkt_unmatched += unmatched - c->prev_unmatched;
+			c->prev_unmatched = unmatched;
+		}
 	}
 	/* device names (kept in the kernel map: devices seen once stay named) */
 	{
