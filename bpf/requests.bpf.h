@@ -57,6 +57,14 @@ static __always_inline void req_emit(struct flow *f)
 		f->req.stage_ns[STAGE_SCHED_OFFCPU] = 0;
 		f->req.stage_ns[STAGE_GPU_WAIT] = 0;
 	}
+	/* the serving thread's last CPU: names the run queue it waited in (sched.runq) */
+	{
+		__u32 tid = f->tid;
+		struct thread *t = tid ? bpf_map_lookup_elem(&threads, &tid) : NULL;
+
+		if (t)
+			f->req.cpu = t->cpu;
+	}
 	f->req.sk_cookie = f->cookie;
 	f->req.tgid = f->tgid;
 	f->req.tid = f->tid;
