@@ -1,0 +1,386 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The judgement of `tailtrace explain` (issue 5): every fault of the testbed, unary and
+# streaming traffic, IPv4 and IPv6, several runs each. Each run starts the loadgen server,
+# tailtrace (`explain -j`, default --role auto) and the loadgen client(s) on the testbed,
+# and compares the verdict with what the fault must produce, and tailtrace's request count,
+# latency p50/p99 (and TTFT p50/p99 for streams) with the loadgen's own samples.
+#
+#   tools/judge-explain.sh [--runs 10] [--cases LIST] [--json FILE] [--tap] [--keep DIR]
+#
+# LIST is comma-separated SCENARIO:MODE:FAMILY (globs allowed, e.g. '*:unary:4');
+# scenarios: baseline slowcompute cpuhog congestion loss slowread; modes: unary stream;
+# families: 4 6. Default: every combination. Prints a table of hit rates and writes
+# build/judge-explain.json (--json). With --tap every run also prints TAP lines (what
+# tests/ns/test_explain.sh uses). See docs/attribution-results.md.
+set -u
+root=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+TT=${TAILTRACE:-${TT_BUILD:-$root/build}/tailtrace}
+LG=${LOADGEN:-${TT_BUILD:-$root/build}/loadgen}
+TB=${TESTBED:-$root/tools/testbed}
+export LOADGEN=$LG
+PORT=7000
+runs=10 cases="" out=$root/build/judge-explain.json tap=0 keep=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) runs=$2; shift 2;;
+	--cases) cases=$2; shift 2;;
+	--json) out=$2; shift 2;;
+	--tap) tap=1; shift;;
+	--keep) keep=$2; shift 2;;
+	-h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	*) echo "judge-explain: unknown option $1" >&2; exit 2;;
+	esac
+done
+SCENARIOS="baseline slowcompute cpuhog congestion loss slowread"
+[ -n "$cases" ] || cases='*:*:*'
+
+[ "$(id -u)" -eq 0 ] || { echo "judge-explain: needs root (BPF, namespaces)" >&2; exit 1; }
+for b in "$TT" "$LG"; do [ -x "$b" ] || { echo "judge-explain: $b not built" >&2; exit 1; }; done
+
+work=$(mktemp -d /tmp/tt-judge.XXXXXX)
+results=$work/results.jsonl
+: >"$results"
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	"$TB" down >/dev/null 2>&1
+	if [ -n "$keep" ]; then mkdir -p "$keep" && cp -r "$work"/. "$keep"/; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The testbed is shared with other engineers' tests: hold its lock for the whole run.
+exec 9>/run/tailtrace-testbed.lock
+flock 9
+"$TB" down >/dev/null 2>&1
+"$TB" up >/dev/null 2>&1 || { echo "judge-explain: testbed up failed" >&2; exit 1; }
+eval "$("$TB" env)"
+ncpu=$(nproc)
+# the server's CPU for the cpuhog scenario: the last one (the client keeps the others)
+SRV_CPU=$((ncpu - 1))
+
+# ---------------------------------------------------------------- one run
+# A tracer is ready when it holds all its BPF links (counted once on an idle machine): a
+# loaded machine (CPU hogs) can take seconds, and requests before that would be missed.
+links_of() { grep -l '^link_id' /proc/"$1"/fdinfo/* 2>/dev/null | wc -l; }
+calibrate_links() {
+	"$TT" explain --port $PORT -j -d 30 >/dev/null 2>&1 &
+	local p=$! n=0 last=-1 stable=0
+	for _ in $(seq 1 100); do
+		n=$(links_of $p)
+		if [ "$n" -gt 0 ] && [ "$n" = "$last" ]; then stable=$((stable + 1)); else stable=0; fi
+		[ "$stable" -ge 10 ] && break
+		last=$n
+		sleep 0.1
+	done
+	kill -INT $p 2>/dev/null; wait $p 2>/dev/null
+	NLINKS=$n
+}
+wait_attached() { # pid
+	for _ in $(seq 1 300); do
+		[ "$(links_of "$1")" -ge "$NLINKS" ] && { sleep 0.2; return 0; }
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+calibrate_links
+[ "$NLINKS" -gt 0 ] || { echo "judge-explain: tailtrace attached no BPF links" >&2; exit 1; }
+
+# Traffic shapes. Unary: 512 B requests, 8 KiB responses, blocked compute 0.5 ms (a GPU
+# wait). Stream: 16 tokens of 1 KiB, prefill 2 ms and 0.5 ms per further token.
+# Closed loop (latency from the actual send, as tailtrace's client view measures it).
+srv_traffic() { # mode -> server options
+	if [ "$1" = stream ]; then echo "--mode stream --prefill-us const:2000 --decode-us const:500"
+	else echo "--mode unary --compute const:500"; fi
+}
+cli_traffic() { # mode -> client options
+	if [ "$1" = stream ]; then echo "--mode stream --tokens 16 --token-bytes 1024 --req-bytes 512"
+	else echo "--mode unary --req-bytes 512 --resp-bytes 8192"; fi
+}
+
+# scenario mode -> "fault-cmd|server-opts|client-opts|requests|conns|expect"
+# expect: class[/stage[/where-regex]] the p99 verdict must show
+scenario_plan() {
+	local s=$1 m=$2 n_unary n_stream
+	case $s in
+	baseline) n_unary=4000 n_stream=1500
+		echo "|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo $n_stream || echo $n_unary)|2|none";;
+	slowcompute) n_unary=4000 n_stream=1500
+		echo "|$(srv_traffic "$m") --compute-kind block --slow-share 1 --slow-extra-us 50000||$([ "$m" = stream ] && echo $n_stream || echo $n_unary)|2|compute";;
+	cpuhog)
+		# bursts of 2 hogs on the server's CPU (the server is pinned there): a batch job
+		# that comes and goes, so some requests wait for the CPU and most do not
+		echo "|$(srv_traffic "$m") --compute-kind busy||$([ "$m" = stream ] && echo 600 || echo 2000)|2|compute/sched.runq";;
+	congestion)
+		# 20 Mbit/s, 64 KiB tbf on the server's uplink; a bulk neighbour in tt-srv sends
+		# bursts through it (4 flows, 0.25 s every ~1.2 s), so some requests meet a full
+		# queue and most do not
+		echo "congest --link srv --rate 20mbit --buffer 64kb --bulk none|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 600 || echo 2000)|2|congestion/.*/dev $TB_SRV_DEV qdisc";;
+	loss)
+		# random loss on the router's egress toward the client: the server's segments are
+		# lost on the wire (a drop in the server's own namespace would be a local send
+		# failure that TCP retries from its send queue, not a retransmission)
+		echo "loss --link rtr --percent 1 --ports $PORT|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 1500 || echo 3000)|4|transport/tcp.retrans";;
+	slowread)
+		echo "|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 1500 || echo 3000)|4|compute/rx.sockq";;
+	esac
+}
+
+# Intermittent faults, run in the background while the client runs. The bursts are
+# bounded (each loadgen has its own --duration) and stop with the loop.
+pulse_hogs() { # dir
+	while :; do
+		sleep 1
+		for i in 1 2; do
+			ip netns exec "$TB_NS_SRV" taskset -c "$SRV_CPU" "$LG" hog --duration 0.2 \
+				--name tt-hog >/dev/null 2>&1 &
+		done
+		wait
+		echo hogs >>"$1/pulses"
+	done
+}
+pulse_bulk() { # dir addr
+	while :; do
+		sleep 1
+		ip netns exec "$TB_NS_CLI" "$LG" client --connect "$2" --port "$TB_BULK_PORT" \
+			--mode bulk --conns 4 --duration 0.25 --name tt-bulk-rx >/dev/null 2>&1
+		echo bulk >>"$1/pulses"
+	done
+}
+
+# run_case SCENARIO MODE FAMILY RUN
+run_case() {
+	local s=$1 m=$2 fam=$3 run=$4 plan fault sopts copts nreq conns expect
+	plan=$(scenario_plan "$s" "$m")
+	IFS='|' read -r fault sopts copts nreq conns expect <<<"$plan"
+	local addr=$TB_SRV4; [ "$fam" = 6 ] && addr=$TB_SRV6
+	local d=$work/$s-$m-$fam-$run
+	mkdir -p "$d"
+	"$TB" clear >/dev/null 2>&1
+	# shellcheck disable=SC2086
+	[ -n "$fault" ] && "$TB" $fault >/dev/null 2>&1
+	local pin="" bulksrv=""
+	if [ "$s" = congestion ]; then
+		ip netns exec "$TB_NS_SRV" "$LG" server --listen :: --port "$TB_BULK_PORT" --mode bulk \
+			--duration 120 --cc cubic --name tt-bulk-tx >"$d/bulk.log" 2>&1 &
+		bulksrv=$!
+		PIDS+=("$bulksrv")
+	fi
+	[ "$s" = cpuhog ] && pin="taskset -c $SRV_CPU"
+	# shellcheck disable=SC2086
+	ip netns exec "$TB_NS_SRV" $pin "$LG" server --listen :: --port $PORT --name tt-model \
+		--duration 120 --samples "$d/server.txt" $sopts >"$d/server.log" 2>&1 &
+	local sp=$!
+	PIDS+=("$sp")
+	# two tracers: the default (--role auto) gives the verdict; --role client measures the
+	# client view, the one whose latency the loadgen measures the same way
+	"$TT" explain --port $PORT -j -d 150 >"$d/explain.json" 2>"$d/explain.err" &
+	local tp=$!
+	PIDS+=("$tp")
+	"$TT" explain --port $PORT --role client -j -d 150 >"$d/client-view.json" \
+		2>"$d/client-view.err" &
+	local tc=$!
+	PIDS+=("$tc")
+	wait_attached "$tp" && wait_attached "$tc" || echo "# $s $m: tailtrace not attached in time" >&2
+	local pulsep=""
+	case $s in
+	cpuhog) pulse_hogs "$d" & pulsep=$!;;
+	congestion) pulse_bulk "$d" "$addr" & pulsep=$!;;
+	esac
+	local slowp=""
+	if [ "$s" = slowread ]; then
+		# one slow consumer among fast ones: it reads 4 KiB every 2 ms through a 16 KiB
+		# receive buffer; its 64 KiB responses are the tail
+		local sb=65536
+		local sm="--mode unary --req-bytes 512 --resp-bytes $sb"
+		[ "$m" = stream ] && sm="--mode stream --tokens 16 --token-bytes 4096 --req-bytes 512"
+		# shellcheck disable=SC2086
+		ip netns exec "$TB_NS_CLI" "$LG" client --connect "$addr" --port $PORT --name tt-slow \
+			--conns 1 --concurrency 1 --requests 60 $sm --read-delay-us 2000 \
+			--rcvbuf 16384 --read-chunk 4096 --json "$d/slow.json" --samples "$d/slow.txt" \
+			>/dev/null 2>"$d/slow.log" &
+		slowp=$!
+	fi
+	# shellcheck disable=SC2086
+	ip netns exec "$TB_NS_CLI" "$LG" client --connect "$addr" --port $PORT --name tt-client \
+		--conns "$conns" --concurrency "$conns" --requests "$nreq" --duration 60 \
+		$(cli_traffic "$m") $copts --json "$d/client.json" --samples "$d/client.txt" \
+		>/dev/null 2>"$d/client.log"
+	[ -n "$slowp" ] && wait "$slowp"
+	if [ -n "$pulsep" ]; then kill "$pulsep" 2>/dev/null; wait "$pulsep" 2>/dev/null; fi
+	[ "$s" = congestion ] && { kill "$bulksrv" 2>/dev/null; wait "$bulksrv" 2>/dev/null; }
+	sleep 0.3 # the last STATS exchanges reach the ring buffer
+	kill -INT "$tp" "$tc" 2>/dev/null
+	wait "$tp"
+	local trc=$?
+	wait "$tc" || trc=$?
+	kill "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	[ "$s" = congestion ] && tc -n "$TB_NS_SRV" -s qdisc show dev "$TB_SRV_DEV" >"$d/tc.txt" 2>&1
+	[ "$s" = loss ] && ip netns exec "$TB_NS_SRV" nft list table inet tailtrace_testbed \
+		>"$d/nft.txt" 2>&1
+	"$TB" clear >/dev/null 2>&1
+	python3 - "$d" "$s" "$m" "$fam" "$run" "$expect" "$conns" "$trc" >>"$results" <<'PY'
+import json, math, os, re, sys
+d, s, m, fam, run, expect, conns, trc = sys.argv[1:9]
+conns = int(conns)
+res = {"scenario": s, "mode": m, "family": int(fam), "run": int(run), "expect": expect,
+       "ok": False, "error": None}
+def nearest(vals, p):
+    vals = sorted(vals)
+    if not vals:
+        return None
+    k = max(1, math.ceil(p / 100 * len(vals)))
+    return vals[k - 1]
+try:
+    t = json.load(open(os.path.join(d, "explain.json")))
+    lg_lat, lg_srv, lg_ttft, lg_n = [], [], [], 0
+    for f in ("client", "slow"):
+        p = os.path.join(d, f + ".txt")
+        if not os.path.exists(p):
+            continue
+        for line in open(p):
+            if line.startswith("#"):
+                continue
+            x = line.split()
+            # id conn sched_ns send_ns total_us ttft_us maxgap_us tokens server_us ...
+            lg_lat.append(float(x[4]))
+            if x[5] != "nan":
+                lg_ttft.append(float(x[5]))
+            if x[8] != "nan":
+                lg_srv.append(float(x[8]))
+        lg_n += json.load(open(os.path.join(d, f + ".json")))["requests"]
+    cv = json.load(open(os.path.join(d, "client-view.json")))
+    v = t["verdict"]
+    res.update(role=t["role"], verdict=v["class"], stage=v["stage"], where=v["where"],
+               rule=v["rule"], other=(t["roles"].get("other") or {}).get("class"))
+    # what is comparable: tailtrace's client view runs from the application's send to the
+    # last response byte read, which is the loadgen client's latency (closed loop: from the
+    # send). The server view starts at the request's arrival and ends when the last
+    # response byte reaches the device; the loadgen's server_us runs from the end of the
+    # read to the return of the last write, which leaves out the wake-up before the read
+    # and everything queued below the socket (qdisc, retransmissions).
+    ref = lg_lat
+    res["lg_ref"] = "latency_us"
+    res["tt_requests"] = t["requests"]
+    res["tt_client_requests"] = cv["requests"]
+    res["lg_requests"] = lg_n
+    # every connection ends with one STATS exchange, which tailtrace sees as a request
+    nconns = conns + (1 if os.path.exists(os.path.join(d, "slow.json")) else 0)
+    res["lg_exchanges"] = lg_n + nconns
+    for q in (50, 99):
+        res[f"tt_p{q}"] = cv["latency_us"][f"p{q}"]
+        res[f"lg_p{q}"] = nearest(ref, q)
+        res[f"tt_view_p{q}"] = t["latency_us"][f"p{q}"]
+        res[f"lg_server_p{q}"] = nearest(lg_srv, q)
+    if m == "stream":
+        for q in (50, 99):
+            res[f"tt_ttft_p{q}"] = cv["ttft_us"][f"p{q}"]
+            res[f"lg_ttft_p{q}"] = nearest(lg_ttft, q)
+    exp = expect.split("/")
+    res["class_ok"] = v["class"] == exp[0]
+    res["stage_ok"] = len(exp) < 2 or exp[1] == ".*" or v["stage"] == exp[1]
+    res["where_ok"] = len(exp) < 3 or bool(re.search(exp[2], v["where"] or ""))
+    if s == "slowread":
+        res["stage_ok"] = res["stage_ok"] and t["role"] == "client"
+    def within(a, b, tol):
+        return a is not None and b is not None and b > 0 and abs(a - b) <= tol * b
+    res["count_ok"] = within(t["requests"], lg_n, 0.01) and within(cv["requests"], lg_n, 0.01)
+    res["lat_ok"] = all(within(res[f"tt_p{q}"], res[f"lg_p{q}"], 0.10) for q in (50, 99))
+    if "tt_ttft_p50" in res:
+        res["ttft_ok"] = all(within(res[f"tt_ttft_p{q}"], res[f"lg_ttft_p{q}"], 0.10)
+                             for q in (50, 99))
+    res["ok"] = res["class_ok"] and res["stage_ok"] and res["where_ok"]
+    if int(trc) != 0:
+        res["error"] = f"tailtrace exited {trc}"
+except Exception as e:  # a broken run is a miss, never a skip
+    res["error"] = f"{type(e).__name__}: {e}"
+print(json.dumps(res))
+PY
+	local last; last=$(tail -n 1 "$results")
+	if [ "$tap" = 1 ]; then
+		python3 - "$last" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+name = f"{r['scenario']} {r['mode']} IPv{r['family']}"
+def line(ok, what):
+    print(("ok" if ok else "not ok") + " - " + name + ": " + what)
+if r.get("error") and "verdict" not in r:
+    line(False, "run failed: " + r["error"]); sys.exit()
+line(r["class_ok"], f"verdict {r['verdict']} (expected {r['expect'].split('/')[0]}; {r['rule']})")
+if "/" in r["expect"]:
+    line(r["stage_ok"] and r["where_ok"],
+         f"stage {r['stage']} at {r['where']} on the {r['role']} side (expected {r['expect']})")
+line(r["count_ok"], f"requests: tailtrace {r['tt_requests']}, loadgen {r['lg_requests']} "
+     f"(+ {r['lg_exchanges'] - r['lg_requests']} STATS exchanges) within 1%")
+line(r["lat_ok"], f"p50/p99 {r['tt_p50']:.0f}/{r['tt_p99']:.0f} us (client view) vs loadgen "
+     f"{r['lg_ref']} {r['lg_p50']:.0f}/{r['lg_p99']:.0f} us within 10%")
+if "ttft_ok" in r:
+    line(r["ttft_ok"], f"TTFT p50/p99 {r['tt_ttft_p50']:.0f}/{r['tt_ttft_p99']:.0f} us vs "
+         f"loadgen {r['lg_ttft_p50']:.0f}/{r['lg_ttft_p99']:.0f} us within 10%")
+PY
+	fi
+}
+
+# ---------------------------------------------------------------- all cases
+want() { # s m f -> matches one of the --cases patterns
+	local c IFS=,
+	for c in $cases; do
+		# shellcheck disable=SC2053
+		[[ "$1:$2:$3" == $c ]] && return 0
+	done
+	return 1
+}
+for s in $SCENARIOS; do
+	for m in unary stream; do
+		for f in 4 6; do
+			want "$s" "$m" "$f" || continue
+			for r in $(seq 1 "$runs"); do
+				[ "$tap" = 1 ] || echo "# $s $m IPv$f run $r/$runs" >&2
+				run_case "$s" "$m" "$f" "$r"
+			done
+		done
+	done
+done
+
+mkdir -p "$(dirname "$out")"
+python3 - "$results" "$out" "$tap" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+tap = sys.argv[3] == "1"
+groups = {}
+for r in rows:
+    groups.setdefault((r["scenario"], r["mode"], r["family"]), []).append(r)
+summary = []
+pre = "# " if tap else ""
+print(f"{pre}{'scenario':<12} {'mode':<6} {'ip':<3} {'runs':>4} {'class':>6} {'stage':>6} "
+      f"{'count':>6} {'lat':>6} {'ttft':>6}  verdicts seen")
+for (s, m, f), rs in groups.items():
+    n = len(rs)
+    def rate(k):
+        have = [r for r in rs if k in r]
+        return (sum(1 for r in have if r[k]), len(have))
+    seen = {}
+    for r in rs:
+        k = f"{r.get('verdict')}/{r.get('stage')}" + ("" if r.get("role") in (None, "server") else "@client")
+        seen[k] = seen.get(k, 0) + 1
+    row = {"scenario": s, "mode": m, "family": f, "runs": n, "expect": rs[0]["expect"]}
+    for k in ("class_ok", "ok", "count_ok", "lat_ok", "ttft_ok"):
+        h, t = rate(k)
+        row[k.replace("_ok", "_hits") if k != "ok" else "stage_hits"] = h
+        row[k.replace("_ok", "_runs") if k != "ok" else "stage_runs"] = t
+    row["verdicts"] = seen
+    row["pass"] = row["class_hits"] >= 0.9 * n
+    summary.append(row)
+    cell = lambda h, t: f"{h}/{t}" if t else "-"
+    print(f"{pre}{s:<12} {m:<6} v{f:<2} {n:>4} {cell(row['class_hits'], n):>6} "
+          f"{cell(row['stage_hits'], row['stage_runs']):>6} {cell(row['count_hits'], row['count_runs']):>6} "
+          f"{cell(row['lat_hits'], row['lat_runs']):>6} {cell(row['ttft_hits'], row['ttft_runs']):>6}  "
+          + ", ".join(f"{k} x{v}" for k, v in sorted(seen.items(), key=lambda kv: -kv[1])))
+json.dump({"cases": summary, "runs": rows}, open(sys.argv[2], "w"), indent=1)
+print(f"{pre}written {sys.argv[2]}")
+PY
