@@ -154,6 +154,11 @@ tcp_retrans_segs() {
 		END { if (!f) print "none" }'
 }
 
+# tcp_nstat_all NS: every absolute counter of the namespace, "NAME VALUE" lines.
+tcp_nstat_all() {
+	ip netns exec "$1" nstat -asz 2>/dev/null | awk '$1 !~ /^#/ { print $1, $2 }'
+}
+
 # tcp_quantile FILE Q: nearest-rank Q-quantile (0..1) of the numbers in FILE, or "none".
 tcp_quantile() {
 	sort -g "$1" | awk -v q="$2" '{ v[++n] = $1 } END {

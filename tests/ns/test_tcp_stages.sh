@@ -17,7 +17,8 @@
 #  - IPv4 and IPv6 both get every stage, with at least one sample per response;
 #  - bad device, pid, cgroup, port: exit 2 with one line on stderr.
 # The testbed is shared: the whole body holds /run/tailtrace-testbed.lock.
-# TCP_ONLY="qdisc loss slowread filters badinput idle" runs a subset (debugging).
+# TCP_ONLY="qdisc loss slowread filters badinput idle" runs a subset, TCP_KEEP=1 keeps the
+# temporary directory (debugging).
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib_tcp.sh"
@@ -40,7 +41,7 @@ cleanup() {
 	for p in "${SPIDS[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	"$TESTBED" down >/dev/null 2>&1
-	rm -rf "$TMP"
+	if [ -n "${TCP_KEEP:-}" ]; then echo "# kept $TMP"; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
 "$TESTBED" down >/dev/null 2>&1
@@ -93,7 +94,7 @@ if only badinput; then
 			[ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [ "$out" -eq 0 ]
 	}
 	bad "unknown device" --dev tt-nosuch0
-	bad "unknown device in a testbed netns" --dev tt-srv/tt-nosuch0
+	bad "unknown device in a testbed netns" --dev tt-srv/nosuch0
 	bad "unknown pid" -p 4194303
 	bad "unknown cgroup" --cgroup /tailtrace-no-such-cgroup
 	bad "--port 70000" --port 70000
@@ -193,7 +194,8 @@ if only idle; then
 	tt_check "tx.qdisc p99 $(tcp_fmt_ms "$q99") near zero without a bottleneck (10gbit tbf; n=$qn >= $reqs responses; < 1ms)" \
 		eval 'ge "$qn" "$reqs" && le "$q99" 1000'
 	for fam in 4 6; do
-		if [ $fam = 4 ]; then cli_addr=$TB_CLI4 srv_addr=$TB_SRV4; else cli_addr=$TB_CLI6 srv_addr=$TB_SRV6; fi
+		# the server listens on ::, so its IPv4 sockets are v4-mapped (raddr ::ffff:a.b.c.d)
+		if [ $fam = 4 ]; then cli_addr="(::ffff:)?$TB_CLI4" srv_addr=$TB_SRV4; else cli_addr=$TB_CLI6 srv_addr=$TB_SRV6; fi
 		r=$(j "$TMP/i$fam.json" requests)
 		desc="" okf=1
 		# server side (remote = the client): sends responses through the qdisc
@@ -226,6 +228,7 @@ if only loss; then
 	"$TESTBED" loss --link srv --percent 2 --ports 7412 >/dev/null 2>&1 || tt_fail "testbed loss"
 	hist_or_fail loss --port 7412
 	k0=$(( $(tcp_retrans_segs tt-srv) + $(tcp_retrans_segs tt-cli) ))
+	tcp_nstat_all tt-srv >"$TMP/nstat0.srv"; tcp_nstat_all tt-cli >"$TMP/nstat0.cli"
 	cli_bg tt-l-cli4 "$TMP/l4.json" --connect "$TB_SRV4" --port 7412 --rate 300 --conns 4 --duration 6
 	c4=$LAST_CLI
 	cli_bg tt-l-cli6 "$TMP/l6.json" --connect "$TB_SRV6" --port 7412 --rate 300 --conns 4 --duration 6
@@ -237,18 +240,39 @@ if only loss; then
 		sleep 0.25
 	done
 	k1=$(( $(tcp_retrans_segs tt-srv) + $(tcp_retrans_segs tt-cli) ))
+	tcp_nstat_all tt-srv >"$TMP/nstat1.srv"; tcp_nstat_all tt-cli >"$TMP/nstat1.cli"
+	nsd() { # counter [srv|cli]: delta in one namespace, or both
+		local f
+		for f in ${2:-srv cli}; do
+			awk -v k="$1" 'FNR == NR { if ($1 == k) a -= $2; next } $1 == k { a += $2 } END { print a + 0 }' \
+				"$TMP/nstat0.$f" "$TMP/nstat1.$f"
+		done | awk '{ s += $1 } END { print s + 0 }'
+	}
 	tcp_hist_stop loss
 	drops=$(ip netns exec tt-srv nft list table inet tailtrace_testbed 2>/dev/null | awk '/counter packets/ {
 		for (i = 1; i < NF; i++) if ($i == "packets") s += $(i + 1) } END { print s + 0 }')
 	"$TESTBED" clear >/dev/null 2>&1
-	kern=$((k1 - k0))
+	# SYN-ACK retransmissions (a lost SYN-ACK) count in RetransSegs, but belong to a request
+	# socket, not to an established flow: tailtrace hooks tcp_retransmit_skb only. The
+	# server's namespace only accepts, so its TCPSynRetrans are all SYN-ACKs (the client's
+	# SYN retransmissions are socket retransmissions and stay in the comparison).
+	synr=$(nsd TcpExtTCPSynRetrans srv)
+	kern=$((k1 - k0 - synr))
 	tr=$(tcp_counter "$TMP/loss.json" retransmits)
 	rto=$(tcp_counter "$TMP/loss.json" retransmits_timeout)
 	tol=$(( kern / 1000 ))
-	echo "# loss: nft dropped $drops packets; kernel RetransSegs +$kern; tailtrace retransmits $tr (timeout $rto," \
-		"fast $(tcp_counter "$TMP/loss.json" retransmits_fast), tlp $(tcp_counter "$TMP/loss.json" retransmits_tlp))"
-	tt_check "retransmits $tr vs kernel TcpRetransSegs delta $kern (2% loss on srv, IPv4+IPv6; nft drops $drops; +-$tol = 1 per 1000)" \
+	echo "# loss: nft dropped $drops packets; kernel RetransSegs +$kern (both namespaces: TCPLossProbes $(nsd TcpExtTCPLossProbes)," \
+		"TCPTimeouts $(nsd TcpExtTCPTimeouts), TCPFastRetrans $(nsd TcpExtTCPFastRetrans), TCPSlowStartRetrans $(nsd TcpExtTCPSlowStartRetrans), TCPRetransFail $(nsd TcpExtTCPRetransFail), TCPSynRetrans $(nsd TcpExtTCPSynRetrans));" \
+		"tailtrace retransmits $tr (timeout $rto, fast $(tcp_counter "$TMP/loss.json" retransmits_fast)," \
+		"tlp $(tcp_counter "$TMP/loss.json" retransmits_tlp), other $(tcp_counter "$TMP/loss.json" retransmits_other))"
+	tt_check "retransmits $tr vs kernel TcpRetransSegs delta - server SYN-ACK retransmissions ($synr) = $kern (2% loss on srv, IPv4+IPv6; nft drops $drops; +-$tol = 1 per 1000)" \
 		eval 'ge "$kern" 20 && ge "$tr" $((kern - tol)) && le "$tr" $((kern + tol))'
+	# with one small response in flight per connection, a tail-loss probe has no new data
+	# to send and retransmits: the kernel's TCPLossProbes counts exactly those here
+	tlp=$(tcp_counter "$TMP/loss.json" retransmits_tlp)
+	kp=$(nsd TcpExtTCPLossProbes)
+	tt_check "retransmits_tlp $tlp vs kernel TCPLossProbes delta $kp (+-10%)" \
+		eval 'ge "$kp" 10 && tcp_ratio_ok "$tlp" "$kp" 0.10'
 fi
 
 # ---------------------------------------------------------------- slow reader
@@ -273,6 +297,7 @@ if only slowread; then
 	"$TESTBED" clear >/dev/null 2>&1
 	eval "$("$TESTBED" env)"
 	sb50=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-base' p50_us)
+	sb90=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-base' p90_us)
 	sb99=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-base' p99_us)
 	sbn=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-base' count)
 	ss50=$(tcp_stage "$TMP/slow.json" rx.sockq '^comm tt-s-slow' p50_us)
@@ -280,8 +305,10 @@ if only slowread; then
 	lat=$(j "$TMP/s-slow.json" latency_us.p50)
 	echo "# slowread: rx.sockq normal reader n=$sbn p50 $(tcp_fmt_ms "$sb50") p99 $(tcp_fmt_ms "$sb99");" \
 		"slow reader n=$ssn p50 $(tcp_fmt_ms "$ss50") (response p50 $(tcp_fmt_ms "$lat"), floor 16 reads x 2 ms)"
-	tt_check "rx.sockq slow reader p50 $(tcp_fmt_ms "$ss50") >= 2 ms read delay; normal reader p50 $(tcp_fmt_ms "$sb50") p99 $(tcp_fmt_ms "$sb99") < 1 ms" \
-		eval 'ge "$ssn" 20 && ge "$sbn" 20 && ge "$ss50" 2000 && le "$sb99" 1000'
+	# the normal reader's p99 reaches a few ms on a 2-vCPU VM (a woken reader waits for a
+	# CPU: 3-13 ms seen), so "not otherwise" is judged on its p90
+	tt_check "rx.sockq slow reader p50 $(tcp_fmt_ms "$ss50") >= 2 ms read delay and >= 10x the normal reader's p50 $(tcp_fmt_ms "$sb50"); normal p90 $(tcp_fmt_ms "$sb90") < 1 ms (p99 $(tcp_fmt_ms "$sb99"))" \
+		eval 'ge "$ssn" 20 && ge "$sbn" 20 && ge "$ss50" 2000 && ge "$ss50" "$(awk -v b="$sb50" "BEGIN { print 10 * b }")" && le "$sb90" 1000'
 fi
 
 # ---------------------------------------------------------------- filters
