@@ -38,13 +38,16 @@ rel_net_up() {
 	for ns in "$c" "$s"; do
 		ip -n "$ns" link set lo up
 		ip netns exec "$ns" sysctl -qw net.ipv4.tcp_tw_reuse=1 \
-			net.ipv4.ip_local_port_range="1024 65000" net.core.somaxconn=8192 \
-			net.ipv4.tcp_max_syn_backlog=8192 >/dev/null
+			net.ipv4.ip_local_port_range="1024 65000" net.core.somaxconn=65535 \
+			net.ipv4.tcp_max_syn_backlog=65535 >/dev/null
 	done
 	ip -n "$c" link set "rel-$tag-c" up
 	ip -n "$s" link set "rel-$tag-s" up
 	ip -n "$c" route add local "198.19.$((100 + n)).0/24" dev lo
 	ip -n "$s" route add "198.19.$((100 + n)).0/24" via "198.19.$n.1"
+	ip -n "$c" -6 route add local "2001:db8:99:$((100 + n))::/64" dev lo
+	ip -n "$s" -6 route add "2001:db8:99:$((100 + n))::/64" via "2001:db8:99:$n::1"
+	ip netns exec "$c" sysctl -qw net.ipv6.ip_nonlocal_bind=1 >/dev/null
 	# wait for carrier on both ends so the first SYN is not lost
 	for _ in $(seq 1 50); do
 		ip -n "$c" link show "rel-$tag-c" | grep -q LOWER_UP &&

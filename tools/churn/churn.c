@@ -343,7 +343,7 @@ static int run_server(const struct cfg *c)
 			return 2;
 		lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (lfd < 0 || bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 4096)) {
+		if (lfd < 0 || bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 65535)) {
 			perror("churn server: listen");
 			return 1;
 		}
@@ -429,7 +429,7 @@ int main(int argc, char **argv)
 	struct cfg c = { .port = 0, .nports = 1, .parallel = 32, .reqs = 1, .req_bytes = 64,
 			 .resp_bytes = 256, .src_count = 1 };
 	struct sigaction sa = { .sa_handler = on_stop };
-	struct rlimit rl = { 1 << 20, 1 << 20 };
+	struct rlimit rl;
 	const char *mode;
 	int o;
 
@@ -466,7 +466,11 @@ int main(int argc, char **argv)
 	}
 	if (!c.conns && !c.duration_s && strcmp(mode, "server"))
 		c.conns = c.parallel;
-	setrlimit(RLIMIT_NOFILE, &rl);
+	/* as many descriptors as the hard limit allows (raising it needs CAP_SYS_RESOURCE) */
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
