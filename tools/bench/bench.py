@@ -1,0 +1,475 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Helpers of the overhead benchmark (tools/bench/run): BPF program run-time accounting of
+given processes, CPU/RSS of a process, one record per measurement window, and the summary
+(result.json, result.md). Standard library only."""
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+# ---------------------------------------------------------------- kernel accounting
+
+
+def prog_ids_of(pid):
+    """BPF program ids a process holds (program fds and links), from /proc/PID/fdinfo."""
+    ids = set()
+    d = f"/proc/{pid}/fdinfo"
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return ids
+    for fd in names:
+        try:
+            with open(os.path.join(d, fd)) as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def bpftrace_probes(log):
+    """bpftrace -v loads a probe's program ('Program ID: N', then its verifier log) and then
+    prints 'Attaching PROBE' for it."""
+    out, pid = {}, None
+    try:
+        with open(log, errors="replace") as f:
+            for line in f:
+                m = re.match(r"Program ID: (\d+)", line)
+                if m:
+                    pid = int(m.group(1))
+                    continue
+                m = re.match(r"Attaching (\S+)$", line.strip())
+                if m and pid is not None:
+                    out[pid] = m.group(1)
+                    pid = None
+    except OSError:
+        pass
+    return out
+
+
+def hook_of(label, name, probe):
+    """Hook name shared by tailtrace (tt_X), the empty programs (e_X) and bpftrace."""
+    if label == "bpftrace":
+        if not probe or ":" not in probe:
+            return None  # BEGIN/END
+        return probe.split(":")[-1]
+    alias = {"tcp_sendmsg": "tcp_sendmsg_locked", "sched_exit": "sched_process_exit",
+             "sockops": "sockops"}
+    base = re.sub(r"^(tt|e)_", "", name)
+    return alias.get(base, base)
+
+
+def cmd_progs(args):
+    """progs LABEL:PID[:BPFTRACE_LOG] ... -> {label: {hook: {name, ns, cnt}}} on stdout."""
+    want = {}
+    for a in args:
+        parts = a.split(":")
+        label, pid = parts[0], int(parts[1])
+        probes = bpftrace_probes(parts[2]) if len(parts) > 2 else {}
+        for i in prog_ids_of(pid):
+            want[i] = (label, probes.get(i))
+    res = {}
+    if want:
+        raw = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True,
+                             text=True, check=False).stdout
+        for p in json.loads(raw or "[]"):
+            if p["id"] not in want:
+                continue
+            label, probe = want[p["id"]]
+            hook = hook_of(label, p.get("name", ""), probe)
+            if not hook:
+                continue
+            e = res.setdefault(label, {}).setdefault(hook, {"name": p.get("name", ""),
+                                                            "ns": 0, "cnt": 0})
+            e["ns"] += p.get("run_time_ns", 0)
+            e["cnt"] += p.get("run_cnt", 0)
+    json.dump(res, sys.stdout)
+
+
+def proc_usage(pid):
+    """On-CPU ns of every thread (schedstat) and RSS/peak RSS in KiB."""
+    cpu = 0
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                    cpu += int(f.read().split()[0])
+            except OSError:
+                pass
+    except OSError:
+        return None
+    rss = hwm = 0
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1])
+    except OSError:
+        pass
+    return {"cpu_ns": cpu, "rss_kb": rss, "hwm_kb": hwm, "t": time.monotonic()}
+
+
+def cmd_usage(args):
+    json.dump(proc_usage(int(args[0])) or {}, sys.stdout)
+
+
+# ---------------------------------------------------------------- one window
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def parse_iperf(path):
+    d = load_json(path)
+    if not d or "end" not in d:
+        return None
+    e = d["end"]
+    return {"bps": e["sum_received"]["bits_per_second"],
+            "retrans": e.get("sum_sent", {}).get("retransmits")}
+
+
+def parse_loadgen(path, seconds):
+    d = load_json(path)
+    if not d or not d.get("latency_us"):
+        return None
+    lat = d["latency_us"]
+    rate = d["rate_rps"]
+    # closed loop: duration_s is wrong when a request is sent before the run's start
+    # (see docs/performance.md); requests / --duration is right to a latency's width
+    if d.get("loop") == "closed" and not 0 < d.get("duration_s", 0) < 10 * seconds:
+        rate = d["requests"] / seconds
+    r = {"rate": rate, "requests": d["requests"], "errors": d["errors"],
+         "incomplete": d["incomplete"], "p50_us": lat["p50"], "p99_us": lat["p99"],
+         "p999_us": lat["p999"], "target": d.get("target_rps")}
+    if d.get("send_lag_us"):
+        r["send_lag_p99_us"] = d["send_lag_us"]["p99"]
+    return r
+
+
+def parse_sockperf(path):
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        return None
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    m = re.search(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); "
+                  r"ReceivedMessages=(\d+)", text)
+    p = dict((float(a), float(b)) for a, b in
+             re.findall(r"percentile (\d+\.\d+) =\s+([\d.]+)", text))
+    avg = re.search(r"avg-latency=([\d.]+)", text)
+    if not m or 99.0 not in p:
+        return None
+    # sockperf reports half the round trip; a round trip is one request
+    return {"rate": int(m.group(3)) / float(m.group(1)), "p50_us": 2 * p[50.0],
+            "p99_us": 2 * p[99.0], "p999_us": 2 * p[99.9],
+            "avg_us": 2 * float(avg.group(1)) if avg else None}
+
+
+def delta_progs(before, after):
+    out = {}
+    for label, hooks in (after or {}).items():
+        for hook, a in hooks.items():
+            b = (before or {}).get(label, {}).get(hook, {"ns": 0, "cnt": 0})
+            out.setdefault(label, {})[hook] = {"name": a["name"], "ns": a["ns"] - b["ns"],
+                                               "cnt": a["cnt"] - b["cnt"]}
+    return out
+
+
+def cmd_window(args):
+    """window OUT_JSONL SECTION ROUND COND KIND RESULT SECONDS [PROGS0 PROGS1] [USE0 USE1]"""
+    out, section, rnd, cond, kind, result, seconds = args[:7]
+    seconds = float(seconds)
+    rest = args[7:]
+    if kind == "iperf":
+        m = parse_iperf(result)
+    elif kind == "sockperf":
+        m = parse_sockperf(result)
+    else:
+        m = parse_loadgen(result, seconds)
+    rec = {"section": section, "round": int(rnd), "cond": cond, "metrics": m}
+    if len(rest) >= 2 and rest[0] != "-":
+        rec["progs"] = delta_progs(load_json(rest[0]), load_json(rest[1]))
+    if len(rest) >= 4:
+        u0, u1 = load_json(rest[2]), load_json(rest[3])
+        if u0 and u1:
+            wall = u1["t"] - u0["t"]
+            rec["tracer"] = {"cpu_pct": 100.0 * (u1["cpu_ns"] - u0["cpu_ns"]) / 1e9 / wall,
+                             "wall_s": wall, "rss_kb": u1["rss_kb"], "hwm_kb": u1["hwm_kb"]}
+    with open(out, "a") as f:
+        f.write(json.dumps(rec) + "\n")
+    if m is None:
+        print(f"bench: {section} round {rnd} {cond}: no result from {result}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# ---------------------------------------------------------------- summary
+
+
+def spread(values):
+    v = [x for x in values if x is not None]
+    if not v:
+        return None
+    return {"median": statistics.median(v), "min": min(v), "max": max(v), "n": len(v)}
+
+
+def ratio_pairs(recs, section, cond, key, base="untraced"):
+    """Each traced window against the untraced window just before it (A B A B ...)."""
+    by_round = {}
+    for r in recs:
+        if r["section"] == section and r["metrics"]:
+            by_round.setdefault(r["round"], []).append(r)
+    out = []
+    for rnd in sorted(by_round):
+        rs = by_round[rnd]
+        for i, r in enumerate(rs):
+            if r["cond"] != cond:
+                continue
+            prev = [x for x in rs[:i] if x["cond"] == base]
+            if prev and prev[-1]["metrics"].get(key):
+                out.append(r["metrics"][key] / prev[-1]["metrics"][key])
+    return out
+
+
+def machine():
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "kernel": platform.release(), "cpu": cpu,
+            "hostname": platform.node()}
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return str(v)
+
+
+def fmt_spread(s, digits=3, scale=1.0):
+    if not s:
+        return "–"
+    return (f"{fmt(s['median'] * scale, digits)} ({fmt(s['min'] * scale, digits)}–"
+            f"{fmt(s['max'] * scale, digits)})")
+
+
+def verdict(ok):
+    return "–" if ok is None else ("pass" if ok else "**FAIL**")
+
+
+def cmd_summarize(args):
+    raw, out_json, out_md, meta_path = args[:4]
+    recs = [json.loads(line) for line in open(raw) if line.strip()]
+    meta = load_json(meta_path) or {}
+    res = {"machine": machine(), "settings": meta, "sections": {}, "goals": [],
+           "per_event": {}, "tracer": {}}
+
+    def metric(section, cond, key):
+        return spread([r["metrics"].get(key) for r in recs if r["section"] == section and
+                       r["cond"] == cond and r["metrics"]])
+
+    conds = {"bulk": ["untraced", "record", "hist", "bpftrace"],
+             "rpc": ["untraced", "record", "bpftrace"],
+             "sockperf": ["untraced", "record"],
+             "openloop": ["untraced", "record"]}
+    keys = {"bulk": ["bps"], "rpc": ["rate", "p50_us", "p99_us", "p999_us"],
+            "sockperf": ["rate", "p50_us", "p99_us", "p999_us"],
+            "openloop": ["rate", "p50_us", "p99_us", "p999_us", "send_lag_p99_us"]}
+    for sec, cl in conds.items():
+        if not any(r["section"] == sec for r in recs):
+            continue
+        s = res["sections"][sec] = {}
+        for c in cl:
+            if not any(r["section"] == sec and r["cond"] == c for r in recs):
+                continue
+            s[c] = {k: metric(sec, c, k) for k in keys[sec]}
+            if c != "untraced":
+                s[c]["ratio"] = {k: spread(ratio_pairs(recs, sec, c, k)) for k in keys[sec]}
+
+    # per-event cost: tailtrace and the empty programs from the same windows (stats on),
+    # bpftrace from its own stats-on windows
+    for sec in ("bulk", "rpc"):
+        per = {}
+        for r in recs:
+            if r["section"] != sec or not r.get("progs") or not r["cond"].startswith("cost"):
+                continue
+            for label, hooks in r["progs"].items():
+                for hook, v in hooks.items():
+                    if v["cnt"] > 0:
+                        e = per.setdefault(hook, {}).setdefault(label, {"ns": [], "rate": [],
+                                                                        "name": v["name"]})
+                        e["ns"].append(v["ns"] / v["cnt"])
+                        e["rate"].append(v["cnt"])
+        table = {}
+        for hook, labels in sorted(per.items()):
+            row = {}
+            for label, e in labels.items():
+                row[label] = {"ns_per_event": spread(e["ns"]),
+                              "events_per_window": spread(e["rate"]), "prog": e["name"]}
+            tt = row.get("tailtrace", {}).get("ns_per_event")
+            em = row.get("empty", {}).get("ns_per_event")
+            bt = row.get("bpftrace", {}).get("ns_per_event")
+            if tt and em:
+                row["x_empty"] = tt["median"] / em["median"]
+            if tt and bt:
+                row["x_bpftrace"] = tt["median"] / bt["median"]
+            table[hook] = row
+        if table:
+            res["per_event"][sec] = table
+
+    for sec in ("bulk", "rpc", "sockperf", "openloop"):
+        t = [r["tracer"] for r in recs if r["section"] == sec and r["cond"] == "record" and
+             r.get("tracer")]
+        if t:
+            res["tracer"][sec] = {"cpu_pct": spread([x["cpu_pct"] for x in t]),
+                                  "rss_mib": spread([x["rss_kb"] / 1024 for x in t]),
+                                  "hwm_mib": spread([x["hwm_kb"] / 1024 for x in t])}
+
+    # goals
+    def goal(name, value, ok, target):
+        res["goals"].append({"goal": name, "value": value, "target": target,
+                             "pass": ok})
+
+    S = res["sections"]
+
+    def rmed(sec, cond, key):
+        try:
+            return S[sec][cond]["ratio"][key]["median"]
+        except (KeyError, TypeError):
+            return None
+
+    for cond in ("record", "hist"):
+        v = rmed("bulk", cond, "bps")
+        goal(f"bulk throughput {cond}/untraced", v, None if v is None else v >= 0.98,
+             ">= 0.98 (aim 0.99)")
+    for sec in ("rpc", "sockperf"):
+        v = rmed(sec, "record", "rate")
+        goal(f"{sec} rate record/untraced", v, None if v is None else v >= 0.97, ">= 0.97")
+        v = rmed(sec, "record", "p99_us")
+        goal(f"{sec} p99 record/untraced", v, None if v is None else v <= 1.05, "<= 1.05")
+    for sec, table in res["per_event"].items():
+        worst_e = max((r["x_empty"] for r in table.values() if "x_empty" in r), default=None)
+        worst_b = max((r["x_bpftrace"] for r in table.values() if "x_bpftrace" in r),
+                      default=None)
+        goal(f"per-event cost / empty program, worst hook ({sec})", worst_e,
+             None if worst_e is None else worst_e <= 2.0, "<= 2")
+        goal(f"per-event cost / bpftrace, worst hook ({sec})", worst_b,
+             None if worst_b is None else worst_b <= 0.5, "<= 0.5")
+    ol = res["tracer"].get("openloop")
+    if ol:
+        goal("record userspace CPU at the open-loop rate (% of one core)",
+             ol["cpu_pct"]["median"], ol["cpu_pct"]["max"] <= 1.0, "<= 1")
+        goal("record RSS (MiB)", ol["hwm_mib"]["max"], ol["hwm_mib"]["max"] <= 64, "<= 64")
+
+    with open(out_json, "w") as f:
+        json.dump(res, f, indent=1)
+    with open(out_md, "w") as f:
+        f.write(render_md(res))
+    sys.stdout.write(render_md(res))
+
+
+def render_md(res):
+    m = res["machine"]
+    st = res["settings"]
+    L = []
+    L.append(f"Machine: {m['nproc']} CPUs, {m['cpu']}, Linux {m['kernel']}. "
+             f"{st.get('pairs', '?')} rounds of {st.get('seconds', '?')} s windows "
+             f"(bpftrace and per-event windows: {st.get('cost_rounds', '?')} rounds); "
+             f"started {st.get('started', '?')}; quiet machine: {st.get('quiet', '?')}.")
+    L.append("")
+    L.append("Cells: median (min–max) over the rounds; ratios pair each traced window "
+             "with the untraced window just before it.")
+    L.append("")
+    S = res["sections"]
+    if "bulk" in S:
+        L.append("### Bulk TCP throughput (iperf3, 1 flow, tt-cli -> tt-srv)")
+        L.append("")
+        L.append("| mode | Gbit/s | ratio to untraced |")
+        L.append("|---|---|---|")
+        for c, v in S["bulk"].items():
+            L.append(f"| {c} | {fmt_spread(v['bps'], 3, 1e-9)} | "
+                     f"{fmt_spread(v.get('ratio', {}).get('bps'))} |")
+        L.append("")
+    for sec, title in (("rpc", "Small RPC, closed loop (loadgen unary 256 B / 1 KiB, "
+                               f"{st.get('rpc_conc', '?')} connections)"),
+                       ("sockperf", "sockperf TCP ping-pong (64 B)"),
+                       ("openloop", f"Open loop at {st.get('ol_rate', '?')} requests/s "
+                                    "(loadgen, Poisson)")):
+        if sec not in S:
+            continue
+        L.append(f"### {title}")
+        L.append("")
+        L.append("| mode | requests/s | p50 µs | p99 µs | p99.9 µs | rate ratio | p99 ratio |")
+        L.append("|---|---|---|---|---|---|---|")
+        for c, v in S[sec].items():
+            r = v.get("ratio", {})
+            L.append(f"| {c} | {fmt_spread(v['rate'], 4)} | {fmt_spread(v['p50_us'])} | "
+                     f"{fmt_spread(v['p99_us'])} | {fmt_spread(v['p999_us'])} | "
+                     f"{fmt_spread(r.get('rate'))} | {fmt_spread(r.get('p99_us'))} |")
+        L.append("")
+    for sec, table in res["per_event"].items():
+        L.append(f"### Per-event cost, kernel accounting (run_time_ns / run_cnt), {sec} "
+                 "workload")
+        L.append("")
+        L.append("| hook | events/window | tailtrace ns | empty ns | bpftrace ns | "
+                 "× empty | × bpftrace |")
+        L.append("|---|---|---|---|---|---|---|")
+        for hook, row in table.items():
+            tt = row.get("tailtrace", {})
+            ev = tt.get("events_per_window") or row.get("empty", {}).get("events_per_window")
+            L.append(f"| {hook} | {fmt(ev['median'] if ev else None, 3)} | "
+                     f"{fmt_spread(tt.get('ns_per_event'))} | "
+                     f"{fmt_spread(row.get('empty', {}).get('ns_per_event'))} | "
+                     f"{fmt_spread(row.get('bpftrace', {}).get('ns_per_event'))} | "
+                     f"{fmt(row.get('x_empty'))} | {fmt(row.get('x_bpftrace'))} |")
+        L.append("")
+    if res["tracer"]:
+        L.append("### tailtrace record, its own process")
+        L.append("")
+        L.append("| workload | CPU % of one core | RSS MiB | peak RSS MiB |")
+        L.append("|---|---|---|---|")
+        for sec, v in res["tracer"].items():
+            L.append(f"| {sec} | {fmt_spread(v['cpu_pct'])} | {fmt_spread(v['rss_mib'])} | "
+                     f"{fmt_spread(v['hwm_mib'])} |")
+        L.append("")
+    L.append("### Goals")
+    L.append("")
+    L.append("| goal | target | measured | |")
+    L.append("|---|---|---|---|")
+    for g in res["goals"]:
+        L.append(f"| {g['goal']} | {g['target']} | {fmt(g['value'])} | {verdict(g['pass'])} |")
+    L.append("")
+    return "\n".join(L)
+
+
+def main():
+    cmds = {"progs": cmd_progs, "usage": cmd_usage, "window": cmd_window,
+            "summarize": cmd_summarize}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        print("usage: bench.py progs|usage|window|summarize ...", file=sys.stderr)
+        return 2
+    return cmds[sys.argv[1]](sys.argv[2:]) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
