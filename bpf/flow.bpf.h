@@ -22,10 +22,19 @@ enum req_phase {
 
 #define RXQ_SLOTS 8
 #define TXSEQ_SLOTS 32
+#define QSEQ_SLOTS 16
 
 struct rxq_entry {
 	__u32 seq_end;	/* rcv_nxt after the data was queued */
 	__u32 pad;
+	__u64 ts;
+};
+
+/* Every transmission (retransmissions too) as it enters the IP/qdisc layer: a qdisc that
+ * splits a GSO packet (tbf beyond its burst) dequeues new skbs, which are matched back to
+ * their enqueue time by sequence number. */
+struct qseq_entry {
+	__u32 seq, end_seq;
 	__u64 ts;
 };
 
@@ -61,6 +70,9 @@ struct flow {
 	__u32 rxq_overflow;
 	struct rxq_entry rxq[RXQ_SLOTS];
 	struct txseq_entry txseq[TXSEQ_SLOTS];
+	struct qseq_entry qseq[QSEQ_SLOTS];
+	__u32 qseq_next;
+	__u32 qseq_pad;
 	/* request being built */
 	struct req_event req;
 	__u64 covered[TT_REQ_STAGES];	/* per stage: union of intervals so far */

@@ -64,6 +64,7 @@ enum tt_counter {
 	CNT_RETRANS_TLP,	/* ... tail-loss probes */
 	CNT_RETRANS_OTHER,
 	CNT_RETRANS_UNTIMED,	/* retransmissions whose original send was not in the ring */
+	CNT_RETRANS_SYNACK,	/* SYN-ACK retransmissions of selected listeners */
 	CNT_DROPS,		/* kfree_skb with a drop reason on traced flows */
 	CNT_ECN_CE,		/* CE marks seen on traced flows */
 	CNT_QDISC_PKTS,		/* packets dequeued from a qdisc (traced devices) */

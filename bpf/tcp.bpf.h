@@ -261,8 +261,14 @@ int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
 	/* payload = skb->len - (L2 + L3 headers in front of the TCP header) - TCP header */
 	end = seq + BPF_CORE_READ(skb, len) -
 	      (thoff - (__u16)(BPF_CORE_READ(skb, data) - head)) - th.doff * 4;
-	if (end == seq || (f->txseq_max && (__s32)(end - f->txseq_max) <= 0))
-		return 0; /* pure ACK or a retransmission */
+	if (end == seq)
+		return 0; /* pure ACK */
+	i = f->qseq_next++ % QSEQ_SLOTS;
+	f->qseq[i].seq = seq;
+	f->qseq[i].end_seq = end;
+	f->qseq[i].ts = bpf_ktime_get_ns();
+	if (f->txseq_max && (__s32)(end - f->txseq_max) <= 0)
+		return 0; /* a retransmission: the ring keeps first transmissions */
 	f->txseq_max = end;
 	i = f->txseq_next++ % TXSEQ_SLOTS;
 	f->txseq[i].end_seq = end;
@@ -296,6 +302,32 @@ int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct
 	return 0;
 }
 
+/* Enqueue time of a segment the qdisc created by splitting a GSO packet: the latest
+ * transmission whose sequence range holds the segment's first byte. */
+static __always_inline bool qseq_enqueue_time(struct flow *f, struct sk_buff *skb,
+					      struct pkt_stamp *st)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u16 thoff = BPF_CORE_READ(skb, transport_header);
+	__u64 best = 0;
+	struct tcphdr th;
+	__u32 seq;
+
+	if (bpf_probe_read_kernel(&th, sizeof(th), head + thoff))
+		return false;
+	seq = bpf_ntohl(th.seq);
+	for (int i = 0; i < QSEQ_SLOTS; i++) {
+		struct qseq_entry *e = &f->qseq[i];
+
+		if (e->ts > best && (__s32)(seq - e->seq) >= 0 && (__s32)(e->end_seq - seq) > 0)
+			best = e->ts;
+	}
+	if (!best)
+		return false;
+	st->ts = best;
+	return true;
+}
+
 static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u64 now)
 {
 	struct pkt_stamp st = {};
@@ -309,7 +341,7 @@ static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u6
 	 * qdisc not to segment it (tbf: <= its burst) leaves as one skb of gso_segs packets */
 	segs = skb_gso_segs(skb);
 	cnt_add(CNT_QDISC_PKTS, segs ? segs : 1);
-	if (!stamp_take(&qdisc_stamps, (__u64)skb, &st))
+	if (!stamp_take(&qdisc_stamps, (__u64)skb, &st) && !(f && qseq_enqueue_time(f, skb, &st)))
 		return;
 	remember_dev(BPF_CORE_READ(q, dev_queue, dev), &dk);
 	handle = BPF_CORE_READ(q, handle);
@@ -336,7 +368,7 @@ int BPF_PROG(tt_qdisc_dequeue, struct Qdisc *q, struct netdev_queue *txq, int pa
 	__u64 now = bpf_ktime_get_ns();
 
 	/* bulk dequeue hands over a list linked through skb->next */
-	for (int i = 0; i < 8 && skb; i++) {
+	for (int i = 0; i < 16 && skb; i++) {
 		if (i >= packets)
 			break;
 		qdisc_out(q, skb, now);
@@ -610,6 +642,21 @@ static __always_inline bool queue_drop(__u32 r)
 	       QUEUE_REASON(SKB_DROP_REASON_FQ_FLOW_LIMIT);
 }
 
+/* SYN-ACK retransmissions happen on request sockets, before any flow exists; the kernel
+ * counts them in TcpRetransSegs and each costs the client about a second. */
+SEC("tp_btf/tcp_retransmit_synack")
+int BPF_PROG(tt_tcp_retransmit_synack, struct sock *sk, struct request_sock *req)
+{
+	__u16 lport = BPF_CORE_READ(req, __req_common.skc_num);
+	__u16 rport = bpf_ntohs(BPF_CORE_READ(req, __req_common.skc_dport));
+
+	if (!port_selected(lport, rport))
+		return 0;
+	cnt_add(CNT_RETRANS, 1);
+	cnt_add(CNT_RETRANS_SYNACK, 1);
+	return 0;
+}
+
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
 	     struct sock *rx_sk)
@@ -618,10 +665,13 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	struct flow *f;
 	__u32 r = reason;
 
-	if (stamp_take(&qdisc_stamps, (__u64)skb, &st))
-		cnt_add(CNT_QDISC_DROPS, 1);
+	stamp_take(&qdisc_stamps, (__u64)skb, &st);
 	stamp_take(&rx_stamps, (__u64)skb, &st);
 	f = flow_get(skb->sk ? skb->sk : rx_sk, false);
+	/* the enqueue tracepoint fires only for accepted packets: tail drops are seen here */
+	if (queue_drop(r) && (targ_ndevs ? dev_selected(skb->dev)
+					 : (f && f->verdict == FLOW_TRACED)))
+		cnt_add(CNT_QDISC_DROPS, 1);
 	if (!f || f->verdict != FLOW_TRACED)
 		return 0;
 	cnt_add(CNT_DROPS, 1);

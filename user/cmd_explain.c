@@ -43,7 +43,7 @@ int cmd_explain(int argc, char **argv)
 	int r;
 
 	r = session_start(&ss, "explain", argc, argv,
-			  OPT_FILTERS | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_ROLE | OPT_CUDA,
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_ROLE | OPT_CUDA,
 			  COLL_REQUESTS, NULL);
 	if (r >= 0)
 		return r;
@@ -55,7 +55,7 @@ int cmd_explain(int argc, char **argv)
 
 		more = session_wait(&ss, ss.o.interval_s);
 		snapshot__init(&snap);
-		r = collector__snapshot(ss.coll, &snap);
+		r = session_snapshot(&ss, &snap);
 		now = session_elapsed(&ss);
 		if (!r)
 			print(&ss, &snap, now - last);

@@ -44,7 +44,7 @@ int cmd_hist(int argc, char **argv)
 	int r;
 
 	r = session_start(&ss, "hist", argc, argv,
-			  OPT_FILTERS | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_STAGE | OPT_BY |
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_STAGE | OPT_BY |
 				  OPT_ROLE | OPT_CUDA,
 			  0, hist_features);
 	if (r >= 0)
@@ -57,7 +57,7 @@ int cmd_hist(int argc, char **argv)
 
 		more = session_wait(&ss, ss.o.interval_s);
 		snapshot__init(&snap);
-		r = collector__snapshot(ss.coll, &snap);
+		r = session_snapshot(&ss, &snap);
 		now = session_elapsed(&ss);
 		if (!r && (ss.o.interval_s > 0 || !more))
 			emit(&ss, &snap, ss.o.interval_s > 0 ? now - last : now);

@@ -58,7 +58,7 @@ static bool wait_interval(struct session *ss, struct http_metrics *http, double 
 
 		if (left <= 0)
 			break;
-		collector__poll(ss->coll, left > 0.05 ? 50 : (int)(left * 1000) + 1);
+		session_poll(ss, left > 0.05 ? 50 : (int)(left * 1000) + 1);
 		if (http)
 			http_metrics__serve(http, 0);
 	}
@@ -77,7 +77,7 @@ int cmd_record(int argc, char **argv)
 	int r, status = 0;
 
 	r = session_start(&ss, "record", argc, argv,
-			  OPT_FILTERS | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |
 				  OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY,
 			  COLL_REQUESTS | COLL_SLOW_REQS, NULL);
 	if (r >= 0)
@@ -113,7 +113,7 @@ int cmd_record(int argc, char **argv)
 
 		more = wait_interval(&ss, http, interval);
 		snapshot__init(&snap);
-		r = collector__snapshot(ss.coll, &snap);
+		r = session_snapshot(&ss, &snap);
 		cpu1 = cpu_seconds();
 		snap.self_cpu_s = cpu1 - cpu0;
 		snap.self_rss_kb = rss_kb();

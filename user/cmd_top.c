@@ -117,7 +117,7 @@ int cmd_top(int argc, char **argv)
 	int r;
 
 	r = session_start(&ss, "top", argc, argv,
-			  OPT_FILTERS | OPT_DURATION | OPT_INTERVAL | OPT_BY | OPT_COUNT, 0, NULL);
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BY | OPT_COUNT, 0, NULL);
 	if (r >= 0)
 		return r;
 	if (ss.o.interval_s <= 0)
@@ -128,7 +128,7 @@ int cmd_top(int argc, char **argv)
 
 		more = session_wait(&ss, ss.o.interval_s);
 		snapshot__init(&snap);
-		r = collector__snapshot(ss.coll, &snap);
+		r = session_snapshot(&ss, &snap);
 		now = session_elapsed(&ss);
 		if (!r)
 			draw(&snap, now - last, tty);

@@ -73,6 +73,7 @@ static const struct {
 	{ "tt_sk_data_ready", "sock:sk_data_ready", false },
 	{ "tt_sock_recv_length", "sock:sock_recv_length", false },
 	{ "tt_tcp_retransmit_skb", "tcp:tcp_retransmit_skb", false },
+	{ "tt_tcp_retransmit_synack", "tcp:tcp_retransmit_synack", false },
 	{ "tt_kfree_skb", "skb:kfree_skb", false },
 	{ "tt_inet_sock_set_state", "sock:inet_sock_set_state", false },
 	{ "tt_sched_switch", "sched:sched_switch", true },

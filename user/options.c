@@ -12,7 +12,7 @@
 
 enum { LO_COMM = 256, LO_CGROUP, LO_PORT, LO_DEV, LO_STAGE, LO_BY, LO_ROLE, LO_CUDA,
        LO_MAX_SIZE, LO_LISTEN, LO_FROM, LO_TO, LO_FORMAT, LO_RDMA_PROBE, LO_SYSFS_ROOT,
-       LO_RDMA_FULL, LO_COUNT };
+       LO_RDMA_FULL, LO_COUNT, LO_RDMA };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -39,6 +39,7 @@ static const struct option long_opts[] = {
 	{ "rdma-probe", required_argument, NULL, LO_RDMA_PROBE },
 	{ "sysfs-root", required_argument, NULL, LO_SYSFS_ROOT },
 	{ "rdma-full", no_argument, NULL, LO_RDMA_FULL },
+	{ "rdma", no_argument, NULL, LO_RDMA },
 	{ 0 },
 };
 
@@ -65,7 +66,7 @@ static unsigned int opt_bit(int c)
 	case LO_LISTEN: return OPT_LISTEN;
 	case LO_FROM: case LO_TO: return OPT_FROM_TO;
 	case LO_FORMAT: return OPT_FORMAT;
-	case LO_RDMA_PROBE: case LO_SYSFS_ROOT: case LO_RDMA_FULL: return OPT_RDMA;
+	case LO_RDMA_PROBE: case LO_SYSFS_ROOT: case LO_RDMA_FULL: case LO_RDMA: return OPT_RDMA;
 	default: return 0; /* -v and -h are always accepted */
 	}
 }
@@ -206,7 +207,9 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 			o->ports[o->nports++] = (__u16)ul;
 			break;
 		case LO_DEV:
-			if (!*optarg || strlen(optarg) > 15)
+			/* IFNAME (15 characters at most) or NETNS/IFNAME */
+			if (!*optarg || strlen(optarg) >= sizeof(o->devs[0]) ||
+			    strlen(strrchr(optarg, '/') ? strrchr(optarg, '/') + 1 : optarg) > 15)
 				return fail(err, errlen, "invalid device name '%s'", optarg);
 			if (o->ndevs == TT_MAX_DEVS)
 				return fail(err, errlen, "at most %d --dev options", TT_MAX_DEVS);
@@ -289,6 +292,9 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 			break;
 		case LO_RDMA_FULL:
 			o->rdma_full = true;
+			break;
+		case LO_RDMA:
+			o->rdma = true;
 			break;
 		}
 	}

@@ -41,7 +41,7 @@ struct tt_opts {
 	char cgroup_path[4096];		/* --cgroup */
 	__u16 ports[TT_MAX_PORTS];	/* --port, local or remote */
 	int nports;
-	char devs[TT_MAX_DEVS][16];	/* --dev */
+	char devs[TT_MAX_DEVS][80];	/* --dev [NETNS/]IFNAME */
 	int ndevs;
 	double duration_s;		/* -d, 0 = until interrupted */
 	double interval_s;		/* -i, 0 = only at the end */
@@ -62,6 +62,7 @@ struct tt_opts {
 	int nrdma_probes;
 	const char *sysfs_root;		/* --sysfs-root */
 	bool rdma_full;			/* --rdma-full: trace every poll */
+	bool rdma;			/* --rdma: add the RDMA stages (hist, top, explain, record) */
 	char **args;			/* positional arguments left */
 	int nargs;
 };

@@ -25,6 +25,7 @@ static const char *const counter_names[] = {
 	[CNT_RETRANS_TLP] = "retrans_tlp",
 	[CNT_RETRANS_OTHER] = "retrans_other",
 	[CNT_RETRANS_UNTIMED] = "retrans_untimed",
+	[CNT_RETRANS_SYNACK] = "retrans_synack",
 	[CNT_DROPS] = "drops",
 	[CNT_ECN_CE] = "ecn_ce",
 	[CNT_QDISC_PKTS] = "qdisc_pkts",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Common command flow: options, privileges, collector, interval loop, clean stop. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "commands.h"
 #include "log.h"
 #include "privs.h"
+#include "rdma.h"
 #include "session.h"
 #include "stages.h"
 
@@ -76,6 +78,15 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 		tt_error("%s", err);
 		return usage ? 2 : 1;
 	}
+	if (s->o.seen & OPT_RDMA) {
+		r = rdma_tracer__open(&s->o, stderr, &s->rdma, err, sizeof(err));
+		if (r) {
+			tt_error("%s", err);
+			collector__close(s->coll);
+			s->coll = NULL;
+			return r == -EINVAL ? 2 : 1;
+		}
+	}
 	n = collector__unavailable(s->coll, miss, why, STAGE__MAX);
 	for (int i = 0; i < n; i++)
 		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name, why[i]);
@@ -102,15 +113,37 @@ bool session_wait(struct session *s, double interval_s)
 
 		if (left <= 0)
 			break;
-		collector__poll(s->coll, left > 0.1 ? 100 : (int)(left * 1000) + 1);
+		session_poll(s, left > 0.1 ? 100 : (int)(left * 1000) + 1);
 	}
 	if (stop_flag)
 		return false;
 	return !(s->o.duration_s > 0 && now_s() >= s->started + s->o.duration_s - 1e-3);
 }
 
+void session_poll(struct session *s, int timeout_ms)
+{
+	if (s->rdma) {
+		/* RDMA discovery and its sampling window want attention every few ms */
+		if (timeout_ms > 20)
+			timeout_ms = 20;
+		rdma_tracer__poll(s->rdma, 0);
+	}
+	collector__poll(s->coll, timeout_ms);
+}
+
+int session_snapshot(struct session *s, struct snapshot *snap)
+{
+	int r = collector__snapshot(s->coll, snap);
+
+	if (!r && s->rdma)
+		r = rdma_tracer__collect(s->rdma, snap);
+	return r;
+}
+
 void session_end(struct session *s)
 {
+	rdma_tracer__close(s->rdma);
+	s->rdma = NULL;
 	collector__close(s->coll);
 	s->coll = NULL;
 }

@@ -8,9 +8,12 @@
 #include "collector.h"
 #include "options.h"
 
+struct rdma_tracer;
+
 struct session {
 	struct tt_opts o;
 	struct collector *coll;
+	struct rdma_tracer *rdma;	/* with --rdma (or any RDMA option) */
 	double started;		/* CLOCK_MONOTONIC seconds */
 };
 
@@ -23,6 +26,10 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 /* Waits (consuming request events) until the next interval boundary, the end of -d, or a
  * signal. Returns false when the session should stop after this interval. */
 bool session_wait(struct session *s, double interval_s);
+/* Consumes request events and RDMA discovery for up to timeout_ms. */
+void session_poll(struct session *s, int timeout_ms);
+/* Everything measured since the last call (TCP, scheduler, requests, RDMA) into s. */
+int session_snapshot(struct session *s, struct snapshot *snap);
 double session_elapsed(const struct session *s);
 bool session_stopping(void);
 void session_end(struct session *s);

@@ -7,11 +7,13 @@
 #include <bpf/btf.h>
 #include "stage_report.h"
 #include "histogram.h"
+#include "rdma.h"
 #include "stages.h"
 
 static const int default_stages[] = { STAGE_TX_SENDQ, STAGE_TX_QDISC, STAGE_TX_NIC,
 				      STAGE_TX_ACK, STAGE_RX_STACK, STAGE_RX_SOCKQ,
-				      STAGE_TCP_RTT, STAGE_TCP_RETRANS };
+				      STAGE_TCP_RTT, STAGE_TCP_RETRANS, STAGE_RDMA_WR,
+				      STAGE_RDMA_CQ_EVENT };
 
 bool stage_report_selected(const struct stage_report_opts *ro, int stage)
 {
@@ -29,6 +31,18 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
 
+	if (k->stage == STAGE_RDMA_WR) {
+		__u8 st = RDMA_SNAP_STATUS(k->id);
+
+		snprintf(buf, len, "qp %u %s%s%s", RDMA_SNAP_QPN(k->id),
+			 rdma_opcode_name(RDMA_SNAP_OPCODE(k->id)), st ? " " : "",
+			 st ? rdma_status_name(st) : "");
+		return;
+	}
+	if (k->stage == STAGE_RDMA_CQ_EVENT) {
+		snprintf(buf, len, "cq %u [%u]", RDMA_SNAP_QPN(k->id), k->tgid);
+		return;
+	}
 	switch (k->by) {
 	case GROUP_PORT:
 		snprintf(buf, len, "port %llu", (unsigned long long)k->id);
@@ -148,6 +162,7 @@ void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
 	jw_uint(w, "retransmits_tlp", s->counters[CNT_RETRANS_TLP]);
 	jw_uint(w, "retransmits_other", s->counters[CNT_RETRANS_OTHER]);
 	jw_uint(w, "retransmits_untimed", s->counters[CNT_RETRANS_UNTIMED]);
+	jw_uint(w, "retransmits_synack", s->counters[CNT_RETRANS_SYNACK]);
 	jw_uint(w, "drops", s->counters[CNT_DROPS]);
 	jw_object_begin(w, "drop_reasons");
 	for (int i = 0; i < TT_DROP_REASONS; i++)
@@ -288,13 +303,15 @@ void stage_report_counters_text(const struct snapshot *s, FILE *f)
 	char name[64];
 	bool any = false;
 
-	fprintf(f, "retransmits %llu (timeout %llu, fast %llu, tlp %llu, other %llu, untimed %llu)"
+	fprintf(f, "retransmits %llu (timeout %llu, fast %llu, tlp %llu, other %llu, syn-ack %llu,"
+		   " untimed %llu)"
 		   "  drops %llu  ecn_ce %llu  qdisc packets %llu drops %llu\n",
 		(unsigned long long)s->counters[CNT_RETRANS],
 		(unsigned long long)s->counters[CNT_RETRANS_RTO],
 		(unsigned long long)s->counters[CNT_RETRANS_FAST],
 		(unsigned long long)s->counters[CNT_RETRANS_TLP],
 		(unsigned long long)s->counters[CNT_RETRANS_OTHER],
+		(unsigned long long)s->counters[CNT_RETRANS_SYNACK],
 		(unsigned long long)s->counters[CNT_RETRANS_UNTIMED],
 		(unsigned long long)s->counters[CNT_DROPS],
 		(unsigned long long)s->counters[CNT_ECN_CE],

@@ -722,7 +722,8 @@ static void test_selection(void **state)
 			    !strcmp(jv_get(st->items[i], "name")->text, "sched.runq"));
 	jv_free(v);
 
-	/* the default set is the TCP path: request and scheduler stages need --stage */
+	/* the default set is the TCP path and RDMA (present only with --rdma): request and
+	 * scheduler stages need --stage */
 	ro.stages = NULL;
 	ro.nstages = 0;
 	v = render_json(&ro, NULL);
@@ -735,7 +736,8 @@ static void test_selection(void **state)
 	jv_free(v);
 	for (int s = 0; s < STAGE__MAX; s++)
 		assert_int_equal(stage_report_selected(NULL, s),
-				 s <= STAGE_TCP_RETRANS);
+				 s <= STAGE_TCP_RETRANS || s == STAGE_RDMA_WR ||
+					 s == STAGE_RDMA_CQ_EVENT);
 }
 
 static void test_empty_snapshot(void **state)
@@ -851,7 +853,7 @@ static void test_text(void **state)
 	assert_null(strstr(t, "rx.stack"));
 	/* the chart shows the overflow row */
 	assert_non_null(strstr(t, "-> inf"));
-	assert_non_null(strstr(t, "retransmits 11 (timeout 4, fast 5, tlp 1, other 1, untimed 2)"));
+	assert_non_null(strstr(t, "retransmits 11 (timeout 4, fast 5, tlp 1, other 1, syn-ack 0, untimed 2)"));
 	assert_non_null(strstr(t, "evicted 13  lost events 17  unmatched stamps 19  "
 				  "failed updates 15  slow requests cut 23"));
 	free(t);
