@@ -125,6 +125,9 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 		return NULL;
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return NULL;
+	/* a hook firing after TCP_CLOSE would recreate an entry nothing deletes any more */
+	if (BPF_CORE_READ(sk, __sk_common.skc_state) == 7 /* TCP_CLOSE */)
+		return NULL;
 	lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	if (!port_selected(lport, rport))

@@ -30,13 +30,18 @@ struct {
 static __always_inline void thread_track_current(__u32 tid)
 {
 	struct thread t = {};
+	long err;
 
-	if (bpf_map_lookup_elem(&threads, &tid))
+	/* only requests use thread state; without them nothing would delete it */
+	if (!targ_requests || bpf_map_lookup_elem(&threads, &tid))
 		return;
 	t.state = TH_ONCPU;
 	t.since = bpf_ktime_get_ns();
 	t.cpu = bpf_get_smp_processor_id();
-	if (bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST) && !bpf_map_lookup_elem(&threads, &tid))
+	err = bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST);
+	if (!err)
+		cnt_add(CNT_THREAD_INSERTS, 1);
+	else if (err != -17 /* EEXIST */)
 		cnt_add(CNT_SCHED_UPDATE_FAIL, 1);
 }
 
@@ -120,7 +125,8 @@ int BPF_PROG(tt_sched_exit, struct task_struct *p)
 {
 	__u32 tid = p->pid;
 
-	bpf_map_delete_elem(&threads, &tid);
+	if (!bpf_map_delete_elem(&threads, &tid))
+		cnt_add(CNT_THREAD_DELETES, 1);
 	return 0;
 }
 

@@ -77,6 +77,8 @@ enum tt_counter {
 	CNT_PKT_DELETES,	/* ... consumed and deleted */
 	CNT_EVENTS_LOST,	/* ring buffer reservations that failed */
 	CNT_SCHED_UPDATE_FAIL,	/* per-thread state could not be stored */
+	CNT_THREAD_INSERTS,	/* threads tracked (evicted = inserts - deletes - live) */
+	CNT_THREAD_DELETES,	/* ... forgotten at thread exit */
 	CNT__MAX,
 };
 

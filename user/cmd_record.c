@@ -13,6 +13,9 @@
 #include "session.h"
 
 #define RECORD_DEFAULT_INTERVAL 10.0
+#define RECORD_OPTS                                                                          \
+	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |   \
+	 OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY)
 
 static double cpu_seconds(void)
 {
@@ -76,33 +79,36 @@ int cmd_record(int argc, char **argv)
 	bool more = true;
 	int r, status = 0;
 
-	r = session_start(&ss, "record", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |
-				  OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY,
-			  COLL_REQUESTS | COLL_SLOW_REQS, NULL);
-	if (r >= 0)
-		return r;
-	if (!ss.o.output) {
+	/* the output directory and the listener are the user's input: check them before any
+	 * BPF program is loaded, and create nothing when one of them is refused */
+	if (opts_parse(&ss.o, argc, argv, RECORD_OPTS, err, sizeof(err)) == 0 && !ss.o.output) {
+		log_setup(ss.o.json, 0);
 		tt_error("record needs -o DIR (where the segment files go)");
-		session_end(&ss);
 		return 2;
+	}
+	if (ss.o.output && ss.o.listen) {
+		http = http_metrics__open(ss.o.listen, err, sizeof(err));
+		if (!http) {
+			log_setup(ss.o.json, 0);
+			tt_error("%s", err);
+			return 2;
+		}
+	}
+	r = session_start(&ss, "record", argc, argv, RECORD_OPTS, COLL_REQUESTS | COLL_SLOW_REQS,
+			  NULL);
+	if (r >= 0) {
+		http_metrics__close(http);
+		return r;
 	}
 	rec = recorder__open(ss.o.output, ss.o.max_size, err, sizeof(err));
 	if (!rec) {
 		tt_error("%s", err);
+		http_metrics__close(http);
 		session_end(&ss);
 		return 2;
 	}
-	if (ss.o.listen) {
-		http = http_metrics__open(ss.o.listen, err, sizeof(err));
-		if (!http) {
-			tt_error("%s", err);
-			recorder__close(rec);
-			session_end(&ss);
-			return 2;
-		}
+	if (http)
 		fprintf(stderr, "Serving OpenMetrics on %s (GET /metrics)\n", ss.o.listen);
-	}
 	interval = ss.o.interval_s > 0 ? ss.o.interval_s : RECORD_DEFAULT_INTERVAL;
 	fprintf(stderr, "Recording to %s every %.3g s... SIGINT/SIGTERM flush and stop.\n",
 		ss.o.output, interval);

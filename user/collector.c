@@ -496,8 +496,10 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 	 * between the counter read and the count is live but not yet inserted: the total may
 	 * not run backwards, or the unsigned delta would wrap. */
 	{
-		__u64 inserts = cur[CNT_HIST_INSERTS];
-		__u64 gone = c->user_deleted + map_count(c->skel->maps.hists);
+		/* tracked threads are evicted the same way: inserted - deleted at exit - live */
+		__u64 inserts = cur[CNT_HIST_INSERTS] + cur[CNT_THREAD_INSERTS];
+		__u64 gone = c->user_deleted + map_count(c->skel->maps.hists) +
+			     cur[CNT_THREAD_DELETES] + map_count(c->skel->maps.threads);
 		__u64 evicted = inserts > gone ? inserts - gone : 0;
 
 		if (evicted > c->prev_evicted) {

@@ -3,6 +3,8 @@
  * transport call. Reads only under a root directory so tests run on fabricated trees. */
 #include <dirent.h>
 #include <errno.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdarg.h>
@@ -204,9 +206,30 @@ static int parse_value(const char *s, __u64 *v)
 	return *end ? -EINVAL : 0;
 }
 
+/* Opens a counter file for reading only if it is a regular file: a FIFO or device in a
+ * (possibly hostile) --sysfs-root tree must not block or stream forever. */
+static FILE *fopen_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 static int read_small(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = fopen_regular(path);
 	size_t n;
 
 	if (!f)
@@ -452,7 +475,7 @@ int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg
 					long len;
 
 					pathf(f, sizeof(f), "%s/ethtool/%s", root, nds[i]);
-					fp = fopen(f, "re");
+					fp = fopen_regular(f);
 					if (!fp) {
 						warn(set, "%s: no ethtool statistics (%s missing)",
 						     nds[i], f);

@@ -38,6 +38,8 @@ static const char *const counter_names[] = {
 	[CNT_PKT_DELETES] = "pkt_deletes",
 	[CNT_EVENTS_LOST] = "events_lost",
 	[CNT_SCHED_UPDATE_FAIL] = "sched_update_fail",
+	[CNT_THREAD_INSERTS] = "thread_inserts",
+	[CNT_THREAD_DELETES] = "thread_deletes",
 };
 /* A new counter must get a stable name here before it can be recorded; the size check
  * catches one added at the end, test_record_format catches a gap in the middle. */

@@ -2,8 +2,10 @@
 /* `tailtrace report`: merges the recorded intervals of a time window and renders them as
  * the explain report (text, JSON) or as one of the exports (user/exports.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -405,14 +407,20 @@ int cmd_report(int argc, char **argv)
 			tt_error("%s", d.msg);
 		else
 			tt_error("%s: %s", o.args[0], strerror(-r));
-		ret = 1;
+		/* a path that is not there is the user's input; a bad file is a runtime error */
+		ret = r == -ENOENT || r == -ENOTDIR ? 2 : 1;
 		goto out;
 	}
 	if (!w.intervals)
 		tt_warn("warning: no recorded interval in the window (%lu outside it)", w.skipped);
 
 	if (o.output) {
-		out = fopen(o.output, "w");
+		/* exports carry what record keeps 0600: same mode */
+		int ofd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		out = ofd >= 0 ? fdopen(ofd, "w") : NULL;
+		if (!out && ofd >= 0)
+			close(ofd);
 		if (!out) {
 			tt_error("cannot write %s: %s", o.output, strerror(errno));
 			ret = 1;
