@@ -8,12 +8,13 @@
 #include "log.h"
 #include "options.h"
 #include "privs.h"
+#include "rdma.h"
 #include "stages.h"
 
 static const char *const tstamp_names[PT__MAX] = { "SENDMSG", "SCHED", "SND_SW", "SND_HW",
 						    "ACK" };
 
-static void print_json(const struct kernel_caps *c)
+static void print_json(const struct kernel_caps *c, const struct rdma_support *rs)
 {
 	struct json_writer w;
 	struct stage_feed feed;
@@ -64,11 +65,12 @@ static void print_json(const struct kernel_caps *c)
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
+	rdma_support__json(rs, &w); /* the "rdma" object */
 	jw_object_end(&w);
 	jw_finish(&w);
 }
 
-static void print_text(const struct kernel_caps *c)
+static void print_text(const struct kernel_caps *c, const struct rdma_support *rs)
 {
 	struct stage_feed feed;
 
@@ -92,11 +94,14 @@ static void print_text(const struct kernel_caps *c)
 		       class_name(stage_info(s)->class), feed.available ? "yes" : "no", feed.hook,
 		       feed.available ? "" : " -- ", feed.available ? "" : feed.why);
 	}
+	printf("\n");
+	rdma_support__print(rs, stdout);
 }
 
 int cmd_probe(int argc, char **argv)
 {
 	struct kernel_caps caps;
+	struct rdma_support rs;
 	struct tt_opts o;
 	char err[256];
 	int r;
@@ -118,9 +123,10 @@ int cmd_probe(int argc, char **argv)
 	if (!privs_require())
 		return 1;
 	kernel_caps_probe(&caps);
+	rdma_support_probe(NULL, &rs);
 	if (o.json)
-		print_json(&caps);
+		print_json(&caps, &rs);
 	else
-		print_text(&caps);
+		print_text(&caps, &rs);
 	return 0;
 }
