@@ -85,7 +85,7 @@ $(BUILD)/loadgen: $(LOADGEN_SRCS) $(wildcard tools/loadgen/*.h) | $(BUILD)
 	@echo "  CC       $@"
 	$(Q)$(CC) $(CFLAGS) -Itools/loadgen $(LOADGEN_SRCS) -lpthread -lm -o $@
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libtt.a | $(BUILD)/tests/unit
+$(BUILD)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libtt.a | $(BUILD)/tests/unit
 	@echo "  TEST     $@"
 	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libtt.a -lcmocka $(LDLIBS) -o $@
 
