@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "histogram.h"
 #include "json.h"
+#include "stage_report.h"
 #include "log.h"
 #include "options.h"
 #include "rdma.h"
@@ -72,22 +73,6 @@ static void text_summary(const struct hist *h)
 	fmt_ns(b[5], 16, (double)s.max_ns);
 	printf("%8llu %9s %9s %9s %9s %9s %9s\n", (unsigned long long)s.count, b[0], b[1], b[2],
 	       b[3], b[4], b[5]);
-}
-
-static void json_summary(struct json_writer *w, const struct hist *h)
-{
-	struct hist_summary s;
-
-	hist_summarize(h, &s);
-	jw_uint(w, "count", s.count);
-	jw_double(w, "mean_ns", s.mean_ns);
-	jw_uint(w, "p50_ns", s.p50_ns);
-	jw_uint(w, "p90_ns", s.p90_ns);
-	jw_uint(w, "p99_ns", s.p99_ns);
-	jw_uint(w, "p999_ns", s.p999_ns);
-	jw_uint(w, "max_ns", s.max_ns);
-	if (s.overflow)
-		jw_uint(w, "overflow", s.overflow);
 }
 
 static void gid_str(const __u8 *g, char *b, size_t n)
@@ -265,12 +250,12 @@ static void print_json(struct rdma_cmd *c, const struct view *v)
 			jw_string(&w, "peer_gid", b);
 		}
 		jw_string(&w, "opcode", rdma_opcode_name(r->key.opcode));
-		json_summary(&w, h);
+		hist_summary_json(&w, h);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
 	jw_object_begin(&w, "wr_all");
-	json_summary(&w, &all);
+	hist_summary_json(&w, &all);
 	jw_object_end(&w);
 	jw_array_begin(&w, "errors");
 	for (size_t i = 0; i < rd->nrows; i++) {
@@ -299,7 +284,7 @@ static void print_json(struct rdma_cmd *c, const struct view *v)
 		jw_object_begin(&w, NULL);
 		jw_uint(&w, "pid", r->key.tgid);
 		jw_uint(&w, "cq_handle", r->key.qpn);
-		json_summary(&w, h);
+		hist_summary_json(&w, h);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);

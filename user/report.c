@@ -14,6 +14,7 @@
 #include "exports.h"
 #include "histogram.h"
 #include "json.h"
+#include "stage_report.h"
 #include "log.h"
 #include "options.h"
 #include "record_format.h"
@@ -203,21 +204,6 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	return ferror(f) ? -EIO : 0;
 }
 
-static void json_summary(struct json_writer *w, const struct hist *h)
-{
-	struct hist_summary sm;
-
-	hist_summarize(h, &sm);
-	jw_uint(w, "count", sm.count);
-	jw_double(w, "mean_ns", sm.mean_ns);
-	jw_uint(w, "p50_ns", sm.p50_ns);
-	jw_uint(w, "p90_ns", sm.p90_ns);
-	jw_uint(w, "p99_ns", sm.p99_ns);
-	jw_uint(w, "p999_ns", sm.p999_ns);
-	jw_uint(w, "max_ns", sm.max_ns);
-	jw_uint(w, "overflow", sm.overflow);
-}
-
 int report_print_json(FILE *f, const struct snapshot *s, const char *source,
 		      unsigned long intervals)
 {
@@ -266,7 +252,7 @@ int report_print_json(FILE *f, const struct snapshot *s, const char *source,
 		jw_object_begin(&w, NULL);
 		jw_string(&w, "stage", si->name);
 		jw_string(&w, "class", class_name(si->class));
-		json_summary(&w, &h);
+		hist_summary_json(&w, &h);
 		jw_array_begin(&w, "groups");
 		for (size_t i = 0; i < s->nhists; i++) {
 			if (s->hists[i].key.stage != st)
@@ -277,7 +263,7 @@ int report_print_json(FILE *f, const struct snapshot *s, const char *source,
 			jw_string(&w, "group", buf);
 			export_place_label(s, &s->hists[i].key, buf, sizeof(buf));
 			jw_string(&w, "place", buf);
-			json_summary(&w, &s->hists[i].h);
+			hist_summary_json(&w, &s->hists[i].h);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);

@@ -151,6 +151,21 @@ static double us(__u64 ns)
 	return (double)ns / 1000.0;
 }
 
+void hist_summary_json(struct json_writer *w, const struct hist *h)
+{
+	struct hist_summary sm;
+
+	hist_summarize(h, &sm);
+	jw_uint(w, "count", sm.count);
+	jw_double(w, "mean_ns", sm.mean_ns);
+	jw_uint(w, "p50_ns", sm.p50_ns);
+	jw_uint(w, "p90_ns", sm.p90_ns);
+	jw_uint(w, "p99_ns", sm.p99_ns);
+	jw_uint(w, "p999_ns", sm.p999_ns);
+	jw_uint(w, "max_ns", sm.max_ns);
+	jw_uint(w, "overflow", sm.overflow);
+}
+
 void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
 {
 	char name[64];
