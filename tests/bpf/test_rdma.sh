@@ -289,8 +289,13 @@ ids=$(grep -h '^prog_id:' /proc/"$TT_PID"/fdinfo/* 2>/dev/null | awk '{print $2}
 nperf=$(ls -l /proc/"$TT_PID"/fd 2>/dev/null | grep -c 'perf_event')
 kill -INT "$TT_PID"; wait "$TT_PID"; trc=$?; TT_PID=
 kill "$APP_PID" 2>/dev/null; wait "$APP_PID" 2>/dev/null; APP_PID=
-left=0
-for id in $ids; do bpftool prog show id "$id" >/dev/null 2>&1 && left=$((left + 1)); done
+# the kernel frees programs after an RCU grace period, from a work queue: allow it 2 s
+for _ in $(seq 20); do
+	left=0
+	for id in $ids; do bpftool prog show id "$id" >/dev/null 2>&1 && left=$((left + 1)); done
+	[ "$left" -eq 0 ] && break
+	sleep 0.1
+done
 echo "# held $(echo $ids | wc -w) programs and $nperf perf-event (uprobe) fds; $left still loaded"
 tt_check "Ctrl-C: exit 0, every program it held unloaded" \
 	sh -c "[ $trc -eq 0 ] && [ -n '$ids' ] && [ $nperf -gt 0 ] && [ $left -eq 0 ]"
