@@ -107,6 +107,11 @@ unit: all
 fuzz: deps
 	$(Q)tools/fuzz.sh
 
+# connection and process churn against tailtrace (SOAK_SECONDS, default 600): RSS and map
+# occupancy must stay flat (docs/reliability.md)
+soak: deps all
+	$(Q)tools/soak.sh
+
 install: $(BUILD)/tailtrace
 	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(prefix)/sbin/tailtrace
 
