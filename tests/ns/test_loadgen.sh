@@ -7,6 +7,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 tt_require_root
+tt_testbed_lock
 [ -x "$LOADGEN" ] || { tt_fail "loadgen not built ($LOADGEN)"; exit 1; }
 
 TMP=$(mktemp -d)

@@ -10,6 +10,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 tt_require_root
+tt_testbed_lock
 [ -x "$LOADGEN" ] || { tt_fail "loadgen not built ($LOADGEN)"; exit 1; }
 for t in nft tc; do
 	command -v $t >/dev/null || { tt_skip "$(basename "$0")" "$t missing"; exit 0; }

@@ -6,6 +6,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 tt_require_root
+tt_testbed_lock
 for t in nft tc ip; do
 	command -v $t >/dev/null || { tt_skip "$(basename "$0")" "$t missing"; exit 0; }
 done
