@@ -288,8 +288,8 @@ def cmd_summarize(args):
         return spread([r["metrics"].get(key) for r in recs if r["section"] == section and
                        r["cond"] == cond and r["metrics"]])
 
-    conds = {"bulk": ["untraced", "record", "hist", "bpftrace"],
-             "rpc": ["untraced", "record", "bpftrace"],
+    conds = {"bulk": ["untraced", "record", "hist", "bpftrace", "empty"],
+             "rpc": ["untraced", "record", "bpftrace", "empty"],
              "sockperf": ["untraced", "record"],
              "openloop": ["untraced", "record"]}
     keys = {"bulk": ["bps"], "rpc": ["rate", "p50_us", "p99_us", "p999_us"],
