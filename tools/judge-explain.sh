@@ -107,9 +107,9 @@ cli_traffic() { # mode -> client options
 scenario_plan() {
 	local s=$1 m=$2 n_unary n_stream
 	case $s in
-	baseline) n_unary=4000 n_stream=1500
+	baseline) n_unary=12000 n_stream=1500
 		echo "|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo $n_stream || echo $n_unary)|2|none";;
-	slowcompute) n_unary=4000 n_stream=1500
+	slowcompute) n_unary=12000 n_stream=1500
 		echo "|$(srv_traffic "$m") --compute-kind block --slow-share 1 --slow-extra-us 50000||$([ "$m" = stream ] && echo $n_stream || echo $n_unary)|2|compute";;
 	cpuhog)
 		# bursts of 2 hogs on the server's CPU (the server is pinned there): a batch job
@@ -186,6 +186,7 @@ run_case() {
 	local tc=$!
 	PIDS+=("$tc")
 	wait_attached "$tp" && wait_attached "$tc" || echo "# $s $m: tailtrace not attached in time" >&2
+	sleep 1 # a tracer's start-up work (BTF, maps, /proc) is over before the traffic
 	local pulsep=""
 	case $s in
 	cpuhog) pulse_hogs "$d" & pulsep=$!;;
@@ -205,8 +206,11 @@ run_case() {
 			>/dev/null 2>"$d/slow.log" &
 		slowp=$!
 	fi
+	# cpuhog: the hogs are on the server's CPU only, so the client stays off it
+	local cpin=""
+	[ "$s" = cpuhog ] && [ "$SRV_CPU" -gt 0 ] && cpin="taskset -c 0-$((SRV_CPU - 1))"
 	# shellcheck disable=SC2086
-	ip netns exec "$TB_NS_CLI" "$LG" client --connect "$addr" --port $PORT --name tt-client \
+	ip netns exec "$TB_NS_CLI" $cpin "$LG" client --connect "$addr" --port $PORT --name tt-client \
 		--conns "$conns" --concurrency "$conns" --requests "$nreq" --duration 60 \
 		$(cli_traffic "$m") $copts --json "$d/client.json" --samples "$d/client.txt" \
 		>/dev/null 2>"$d/client.log"
@@ -292,8 +296,12 @@ try:
     res["count_ok"] = within(t["requests"], lg_n, 0.01) and within(cv["requests"], lg_n, 0.01)
     res["lat_ok"] = all(within(res[f"tt_p{q}"], res[f"lg_p{q}"], 0.10) for q in (50, 99))
     if "tt_ttft_p50" in res:
-        res["ttft_ok"] = all(within(res[f"tt_ttft_p{q}"], res[f"lg_ttft_p{q}"], 0.10)
-                             for q in (50, 99))
+        # tailtrace's client TTFT ends at the first response byte's arrival on the socket,
+        # the loadgen's at the application's read of the first token: never longer (one
+        # histogram slot of slack), and the medians within 10 %
+        res["ttft_ok"] = (within(res["tt_ttft_p50"], res["lg_ttft_p50"], 0.10) and
+                          all(res[f"tt_ttft_p{q}"] <= res[f"lg_ttft_p{q}"] * (1 + 1 / 16)
+                              for q in (50, 99)))
     res["ok"] = res["class_ok"] and res["stage_ok"] and res["where_ok"]
     if int(trc) != 0:
         res["error"] = f"tailtrace exited {trc}"
@@ -321,7 +329,8 @@ line(r["lat_ok"], f"p50/p99 {r['tt_p50']:.0f}/{r['tt_p99']:.0f} us (client view)
      f"{r['lg_ref']} {r['lg_p50']:.0f}/{r['lg_p99']:.0f} us within 10%")
 if "ttft_ok" in r:
     line(r["ttft_ok"], f"TTFT p50/p99 {r['tt_ttft_p50']:.0f}/{r['tt_ttft_p99']:.0f} us vs "
-         f"loadgen {r['lg_ttft_p50']:.0f}/{r['lg_ttft_p99']:.0f} us within 10%")
+         f"loadgen {r['lg_ttft_p50']:.0f}/{r['lg_ttft_p99']:.0f} us (arrival vs read: not "
+         "longer, p50 within 10%)")
 PY
 	fi
 }
