@@ -49,6 +49,8 @@ static const struct attr_part_info parts[ATTR_PARTS] = {
 			  "client: peer and network beyond the round trip" },
 	[PART_UNCOVERED] = { "unattributed", ATTR_UNATTRIBUTED, PLACE_FLOW, PLACE_PEER,
 			     "covered by no stage" },
+	[PART_TX_SENDQ_LOSS] = { "tx.sendq", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
+				 "held by TCP while it recovers from loss (no queue evidence)" },
 };
 
 const struct attr_part_info *attr_part_info(enum attr_part p)
@@ -132,18 +134,18 @@ static const enum attr_part srv_service[] = {
 	PART_RX_SOCKQ,
 };
 static const enum attr_part srv_response[] = {
-	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_NIC,
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_SENDQ_LOSS, PART_TX_NIC,
 	PART_RX_STACK, PART_SCHED_RUNQ, PART_GPU_WAIT, PART_SCHED_ONCPU, PART_SCHED_OFFCPU,
 	PART_RX_SOCKQ,
 };
 static const enum attr_part cli_request[] = {
-	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_NIC,
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_SENDQ_LOSS, PART_TX_NIC,
 	PART_RX_STACK,
 };
 /* the client's own reading: runq, then the data it leaves on the socket */
 static const enum attr_part cli_read[] = {
 	PART_SCHED_RUNQ, PART_RX_SOCKQ, PART_SCHED_ONCPU, PART_GPU_WAIT, PART_RX_STACK,
-	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_NIC,
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_SENDQ_LOSS, PART_TX_NIC,
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -167,7 +169,11 @@ void attr_split_request(const struct req_event *ev, struct attr_split *o)
 
 	f.avail[PART_RX_STACK] = st[STAGE_RX_STACK];
 	f.avail[PART_RX_SOCKQ] = st[STAGE_RX_SOCKQ];
-	f.avail[PART_TX_SENDQ] = st[STAGE_TX_SENDQ];
+	/* a send queue held back by loss recovery is the loss's doing: the same evidence rule
+	 * as the retransmission itself (a cwnd wait without any loss stays congestion) */
+	f.avail[(ev->retrans || st[STAGE_TCP_RETRANS]) && !o->retrans_congestion
+			? PART_TX_SENDQ_LOSS
+			: PART_TX_SENDQ] = st[STAGE_TX_SENDQ];
 	f.avail[PART_TX_QDISC] = st[STAGE_TX_QDISC];
 	f.avail[PART_TX_NIC] = st[STAGE_TX_NIC];
 	f.avail[o->retrans_congestion ? PART_RETRANS_QUEUE : PART_RETRANS_LOSS] =
@@ -1140,7 +1146,7 @@ static const char *action_hint(enum attr_verdict_class v, enum attr_part p, bool
 	case VERDICT_CONGESTION:
 		return "a queue on the path builds up: look at what shares that device/flow";
 	case VERDICT_TRANSPORT:
-		if (p == PART_RETRANS_LOSS)
+		if (p == PART_RETRANS_LOSS || p == PART_TX_SENDQ_LOSS)
 			return "packets are lost without a standing queue: check the link";
 		return "the host stack or the path itself is slow";
 	case VERDICT_UNATTRIBUTED:

@@ -60,6 +60,8 @@ enum attr_part {
 	PART_APP_OTHER,		/* server, before the first response, no stage: compute */
 	PART_REMOTE,		/* client: peer + network beyond the RTT, unattributed */
 	PART_UNCOVERED,		/* covered by no stage, unattributed */
+	PART_TX_SENDQ_LOSS,	/* tx.sendq in a request that retransmitted without queue
+				 * evidence: cwnd held back by loss recovery, transport */
 	ATTR_PARTS,
 };
 

@@ -460,6 +460,35 @@ static void test_partition_rules(void **state)
 	assert_int_equal(s.part_ns[PART_UNCOVERED], 1 * MS);
 	assert_int_equal(s.class_ns[ATTR_UNATTRIBUTED], 1 * MS);
 
+	/* a send queue held back while TCP recovers from a loss is transport; with queue
+	 * evidence (drops at a standing queue, or ECN CE), or without any loss, congestion */
+	memset(&ev, 0, sizeof(ev));
+	ev.role = ROLE_SERVER;
+	ev.start_ns = 1000;
+	ev.first_resp_ns = ev.start_ns + 1 * MS;
+	ev.end_ns = ev.first_resp_ns + 210 * MS;
+	ev.stage_ns[STAGE_TX_SENDQ] = 200 * MS;
+	ev.stage_ns[STAGE_TCP_RETRANS] = 205 * MS;
+	ev.retrans = 1;
+	ev.retrans_rto = 1;
+	attr_split_request(&ev, &s);
+	assert_false(s.retrans_congestion);
+	assert_int_equal(s.part_ns[PART_TX_SENDQ], 0);
+	assert_int_equal(s.part_ns[PART_RETRANS_LOSS] + s.part_ns[PART_TX_SENDQ_LOSS], 210 * MS);
+	assert_int_equal(s.class_ns[ATTR_CONGESTION], 0);
+	ev.ecn_ce = 1;
+	attr_split_request(&ev, &s);
+	assert_true(s.retrans_congestion);
+	assert_int_equal(s.part_ns[PART_TX_SENDQ_LOSS], 0);
+	assert_int_equal(s.class_ns[ATTR_TRANSPORT], 0);
+	ev.ecn_ce = 0;
+	ev.retrans = 0;
+	ev.retrans_rto = 0;
+	ev.stage_ns[STAGE_TCP_RETRANS] = 0;
+	attr_split_request(&ev, &s);
+	assert_int_equal(s.part_ns[PART_TX_SENDQ], 200 * MS);
+	assert_int_equal(s.part_ns[PART_TX_SENDQ_LOSS], 0);
+
 	/* runq overlapping rx.sockq is named runq */
 	memset(&ev, 0, sizeof(ev));
 	ev.start_ns = 1;
