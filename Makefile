@@ -45,7 +45,7 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 # keep the BPF objects and skeletons: they are inputs of every user object
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit install clean format bench soak fuzz
+.PHONY: all deps demo test unit install clean format bench soak fuzz judge
 
 all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
@@ -106,6 +106,11 @@ unit: all
 # tests/fuzz/corpus-regress and replayed by the unit tests
 fuzz: deps
 	$(Q)tools/fuzz.sh
+
+# issue 5's judgement: every explain scenario x unary/stream x IPv4/IPv6, 10 runs each
+# (~40 min; docs/attribution-results.md)
+judge: deps all
+	$(Q)tools/judge-explain.sh
 
 # connection and process churn against tailtrace (SOAK_SECONDS, default 600): RSS and map
 # occupancy must stay flat (docs/reliability.md)
