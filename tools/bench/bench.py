@@ -152,6 +152,9 @@ def parse_loadgen(path, seconds):
     # (see docs/performance.md); requests / --duration is right to a latency's width
     if d.get("loop") == "closed" and not 0 < d.get("duration_s", 0) < 10 * seconds:
         rate = d["requests"] / seconds
+    if d.get("loop") == "open" and d.get("duration_s"):
+        # the open-loop window includes the warmup requests: the offered rate held
+        rate = (d["requests"] + d.get("warmup", 0)) / d["duration_s"]
     r = {"rate": rate, "requests": d["requests"], "errors": d["errors"],
          "incomplete": d["incomplete"], "p50_us": lat["p50"], "p99_us": lat["p99"],
          "p999_us": lat["p999"], "target": d.get("target_rps")}
