@@ -63,6 +63,7 @@ struct flow {
 	__u64 send_start_ns;	/* start of the sendmsg in progress */
 	__u64 min_rtt_ns;
 	__u64 srtt_ns;
+	__u64 last_retrans_ns;	/* latest retransmission of this flow */
 	__u32 ifindex, qdisc_handle, netns;
 	__u32 rxq_head, rxq_tail;
 	__u32 txseq_next;

@@ -99,6 +99,9 @@ enum tt_role {
 /* Per-request record, streamed through a ring buffer once a request completes: individual
  * slow requests are the answer for attribution and the flight recorder. */
 #define TT_REQ_STAGES STAGE_RDMA_WR	/* stages that can accumulate inside a request */
+/* req_event.flags */
+#define REQ_F_LOSS_RECOVERY 1	/* a send of the request met TCP in loss recovery */
+
 struct req_event {
 	__u64 sk_cookie;
 	__u64 start_ns;		/* request start (CLOCK_MONOTONIC, bpf_ktime_get_ns) */
@@ -126,7 +129,8 @@ struct req_event {
 	__u16 rport;
 	__u8 family;
 	__u8 role;		/* enum tt_role */
-	__u8 reserved[6];
+	__u8 flags;		/* REQ_F_* */
+	__u8 reserved[5];
 	__u8 raddr[16];
 	char comm[16];
 };

@@ -90,6 +90,23 @@ static __always_inline bool stamp_take(void *map, __u64 skb, struct pkt_stamp *o
 	return true;
 }
 
+/* TCP is recovering from a loss (Recovery or Loss state, or segments marked lost): sends
+ * made now wait for the loss, not for a queue. */
+/* How long after a retransmission a send still counts as held back by the loss: cwnd and
+ * the pacing rate (BBR estimates bandwidth from the delivery during the recovery) take
+ * several round trips, and several timeouts, to come back. */
+#define LOSS_AFTERMATH_NS 1000000000ULL
+
+static __always_inline bool in_loss_recovery(struct sock *sk)
+{
+	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u8 state = BPF_CORE_READ_BITFIELD_PROBED(icsk, icsk_ca_state);
+
+	return state == 3 /* TCP_CA_Recovery */ || state == 4 /* TCP_CA_Loss */ ||
+	       BPF_CORE_READ(tp, lost_out) || BPF_CORE_READ(tp, retrans_out);
+}
+
 /* flow_traced() for sockops, where the cookie helper takes the context, not the socket */
 static __always_inline struct flow *sockops_flow(struct bpf_sock_ops *skops, struct sock *sk)
 {
@@ -193,6 +210,12 @@ int tt_sockops(struct bpf_sock_ops *skops)
 			ts->sched_ns = now;
 			flow_sample(f, STAGE_TX_SENDQ, now - ts->send_ns);
 			req_stage(f, STAGE_TX_SENDQ, ts->send_ns, now);
+			/* data leaving after a long wait while TCP recovers: the loss held it */
+			if (targ_requests && f->phase != REQ_IDLE &&
+			    (in_loss_recovery(sk) ||
+			     (f->last_retrans_ns && ts->send_ns - f->last_retrans_ns <
+							    LOSS_AFTERMATH_NS)))
+				f->req.flags |= REQ_F_LOSS_RECOVERY;
 		}
 	} else if (skops->op == BPF_SOCK_OPS_TSTAMP_SND_SW_CB) {
 		if (!ts->sw_ns)
@@ -227,6 +250,10 @@ int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff
 	f->send_start_ns = now;
 	thread_track_current(tid);
 	req_on_send(f, now, tid);
+	if (targ_requests && f->phase != REQ_IDLE &&
+	    (in_loss_recovery(sk) ||
+	     (f->last_retrans_ns && now - f->last_retrans_ns < LOSS_AFTERMATH_NS)))
+		f->req.flags |= REQ_F_LOSS_RECOVERY;
 	return 0;
 }
 
@@ -592,6 +619,7 @@ int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int er
 	if (!segs)
 		segs = 1;
 	cnt_add(CNT_RETRANS, segs);
+	f->last_retrans_ns = bpf_ktime_get_ns();
 	state = BPF_CORE_READ_BITFIELD_PROBED(icsk, icsk_ca_state);
 	if (state == 4 /* TCP_CA_Loss */)
 		cnt_add(CNT_RETRANS_RTO, segs);

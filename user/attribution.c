@@ -171,7 +171,8 @@ void attr_split_request(const struct req_event *ev, struct attr_split *o)
 	f.avail[PART_RX_SOCKQ] = st[STAGE_RX_SOCKQ];
 	/* a send queue held back by loss recovery is the loss's doing: the same evidence rule
 	 * as the retransmission itself (a cwnd wait without any loss stays congestion) */
-	f.avail[(ev->retrans || st[STAGE_TCP_RETRANS]) && !o->retrans_congestion
+	f.avail[(ev->retrans || st[STAGE_TCP_RETRANS] || (ev->flags & REQ_F_LOSS_RECOVERY)) &&
+			!o->retrans_congestion
 			? PART_TX_SENDQ_LOSS
 			: PART_TX_SENDQ] = st[STAGE_TX_SENDQ];
 	f.avail[PART_TX_QDISC] = st[STAGE_TX_QDISC];
