@@ -83,7 +83,12 @@ static __always_inline void req_emit(struct flow *f)
 	lat = f->req.end_ns - f->req.start_ns;
 	flow_sample(f, STAGE_REQ_LATENCY, lat);
 	flow_sample(f, STAGE_REQ_TTFT, f->req.first_resp_ns - f->req.start_ns);
-	if (bpf_ringbuf_output(&req_events, &f->req, sizeof(f->req), 0))
+	/* userspace polls every 100 ms at the latest: waking it per request costs more than
+	 * the request's tracing; wake it early only when the buffer fills up */
+	if (bpf_ringbuf_output(&req_events, &f->req, sizeof(f->req),
+			       bpf_ringbuf_query(&req_events, BPF_RB_AVAIL_DATA) > (1 << 20)
+				       ? BPF_RB_FORCE_WAKEUP
+				       : BPF_RB_NO_WAKEUP))
 		cnt_add(CNT_EVENTS_LOST, 1);
 reset:
 	__builtin_memset(&f->req, 0, sizeof(f->req));

@@ -72,6 +72,14 @@ struct {
 
 static __always_inline void stamp_put(void *map, __u64 skb, struct pkt_stamp *st)
 {
+	struct pkt_stamp *old = bpf_map_lookup_elem(map, &skb);
+
+	/* the same skb crosses several devices (veth pairs, a bridge): restamp in place, which
+	 * costs the LRU no new node and is not a second insert */
+	if (old) {
+		*old = *st;
+		return;
+	}
 	if (bpf_map_update_elem(map, &skb, st, BPF_ANY))
 		cnt_add(CNT_PKT_UPDATE_FAIL, 1);
 	else
@@ -512,14 +520,22 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	struct flow *f;
 	__u64 now, srtt, minrtt;
 	bool stamped;
+	__u32 una;
 
 	stamped = stamp_take(&rx_stamps, (__u64)skb, &st);
 	f = flow_traced(sk);
 	if (!f)
 		return 0;
 	now = bpf_ktime_get_ns();
-	srtt = (__u64)(BPF_CORE_READ(tp, srtt_us) >> 3) * 1000;
-	minrtt = (__u64)BPF_CORE_READ(tp, rtt_min.s[0].v) * 1000;
+	/* a new RTT sample needs new data acknowledged: sample srtt only when snd_una moves,
+	 * not on every segment */
+	una = BPF_CORE_READ(tp, snd_una);
+	srtt = 0;
+	if (una != f->last_snd_una) {
+		f->last_snd_una = una;
+		srtt = (__u64)(BPF_CORE_READ(tp, srtt_us) >> 3) * 1000;
+	}
+	minrtt = srtt ? (__u64)BPF_CORE_READ(tp, rtt_min.s[0].v) * 1000 : 0;
 	if (srtt) {
 		f->srtt_ns = srtt;
 		if (minrtt && minrtt != ~0U * 1000ULL)

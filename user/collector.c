@@ -396,7 +396,14 @@ void collector__set_req_cb(struct collector *c, collector_req_cb cb, void *ctx)
 
 int collector__poll(struct collector *c, int timeout_ms)
 {
-	return ring_buffer__poll(c->rb, timeout_ms);
+	/* the BPF side wakes us only when the buffer is filling (BPF_RB_NO_WAKEUP): after the
+	 * timeout, take what arrived without a wake-up */
+	int n = ring_buffer__poll(c->rb, timeout_ms), m;
+
+	if (n < 0 && n != -EINTR)
+		return n;
+	m = ring_buffer__consume(c->rb);
+	return (n > 0 ? n : 0) + (m > 0 ? m : 0);
 }
 
 static int sum_percpu_array(int fd, __u32 n, __u64 *out, int ncpus)
