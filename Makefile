@@ -107,6 +107,10 @@ unit: all
 fuzz: deps
 	$(Q)tools/fuzz.sh
 
+# overhead benchmark, side by side with and without tailtrace (docs/performance.md)
+bench: deps all
+	$(Q)tools/bench/run
+
 # issue 5's judgement: every explain scenario x unary/stream x IPv4/IPv6, 10 runs each
 # (~40 min; docs/attribution-results.md)
 judge: deps all

@@ -24,6 +24,7 @@ const volatile __u32 targ_ndevs = 0;
 const volatile __u8 targ_by = GROUP_NONE;
 const volatile __u8 targ_role = ROLE_AUTO;	/* --role: the side whose requests are kept */
 const volatile bool targ_requests = false;	/* stream per-request events */
+const volatile bool targ_sched_hist = false;	/* per-request sched.* histograms (hist) */
 
 /* Per-CPU histograms; max_entries is sized by userspace from the CPU count. */
 struct {

@@ -45,12 +45,15 @@ static __always_inline void req_emit(struct flow *f)
 		f->req.stage_ns[STAGE_SCHED_ONCPU] = end.oncpu - f->mark.oncpu;
 		f->req.stage_ns[STAGE_SCHED_OFFCPU] = end.offcpu - f->mark.offcpu;
 		f->req.stage_ns[STAGE_GPU_WAIT] = end.gpu - f->mark.gpu;
-		/* per-request scheduler time, so `hist --stage sched.*` has a distribution */
-		flow_sample(f, STAGE_SCHED_RUNQ, f->req.stage_ns[STAGE_SCHED_RUNQ]);
-		flow_sample(f, STAGE_SCHED_ONCPU, f->req.stage_ns[STAGE_SCHED_ONCPU]);
-		flow_sample(f, STAGE_SCHED_OFFCPU, f->req.stage_ns[STAGE_SCHED_OFFCPU]);
-		if (f->req.stage_ns[STAGE_GPU_WAIT])
-			flow_sample(f, STAGE_GPU_WAIT, f->req.stage_ns[STAGE_GPU_WAIT]);
+		/* per-request scheduler time for `hist --stage sched.*`: only when asked, as
+		 * explain and record get it from the events */
+		if (targ_sched_hist) {
+			flow_sample(f, STAGE_SCHED_RUNQ, f->req.stage_ns[STAGE_SCHED_RUNQ]);
+			flow_sample(f, STAGE_SCHED_ONCPU, f->req.stage_ns[STAGE_SCHED_ONCPU]);
+			flow_sample(f, STAGE_SCHED_OFFCPU, f->req.stage_ns[STAGE_SCHED_OFFCPU]);
+			if (f->req.stage_ns[STAGE_GPU_WAIT])
+				flow_sample(f, STAGE_GPU_WAIT, f->req.stage_ns[STAGE_GPU_WAIT]);
+		}
 	} else {
 		f->req.stage_ns[STAGE_SCHED_RUNQ] = 0;
 		f->req.stage_ns[STAGE_SCHED_ONCPU] = 0;

@@ -9,10 +9,15 @@
 /* request and scheduler stages need the request programs */
 static unsigned int hist_features(const struct tt_opts *o)
 {
-	for (int i = 0; i < o->nstages; i++)
+	unsigned int f = 0;
+
+	for (int i = 0; i < o->nstages; i++) {
 		if (o->stages[i] >= STAGE_SCHED_RUNQ && o->stages[i] <= STAGE_REQ_GAP)
-			return COLL_REQUESTS;
-	return 0;
+			f |= COLL_REQUESTS;
+		if (o->stages[i] >= STAGE_SCHED_RUNQ && o->stages[i] <= STAGE_GPU_WAIT)
+			f |= COLL_SCHED_HIST;
+	}
+	return f;
 }
 
 static void emit(const struct session *ss, const struct snapshot *snap, double dur)

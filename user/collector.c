@@ -237,6 +237,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	c->skel->rodata->targ_by = o->by;
 	c->skel->rodata->targ_role = o->role;
 	c->skel->rodata->targ_requests = features & COLL_REQUESTS;
+	c->skel->rodata->targ_sched_hist = features & COLL_SCHED_HIST;
 
 	kernel_caps_probe(&c->caps);
 	if (!c->caps.btf) {
