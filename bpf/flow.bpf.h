@@ -2,7 +2,8 @@
 /* Per-socket state, keyed by the socket's address. Not socket-local storage: the packet
  * hooks (qdisc, driver, net_dev_queue) only reach the socket through skb->sk, an untrusted
  * pointer that bpf_sk_storage_get() refuses. Entries are deleted when the socket reaches
- * TCP_CLOSE, so flows that come and go do not accumulate; a full map is counted. Holds the
+ * TCP_CLOSE or is destroyed, so flows that come and go do not accumulate; a full map is
+ * counted. Holds the
  * filter verdict, the group fields of the histogram key, the receive-queue FIFO and the
  * request being built. */
 #ifndef TT_FLOW_BPF_H

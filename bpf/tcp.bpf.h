@@ -734,6 +734,15 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	return 0;
 }
 
+/* Every full TCP socket is destroyed through here, including the children a listener
+ * drops unaccepted (inet_child_forget), which never pass through TCP_CLOSE. */
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(tt_tcp_destroy_sock, struct sock *sk)
+{
+	flow_forget(sk);
+	return 0;
+}
+
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(tt_inet_sock_set_state, struct sock *sk, int oldstate, int newstate)
 {

@@ -76,6 +76,7 @@ static const struct {
 	{ "tt_tcp_retransmit_synack", "tcp:tcp_retransmit_synack", false },
 	{ "tt_kfree_skb", "skb:kfree_skb", false },
 	{ "tt_inet_sock_set_state", "sock:inet_sock_set_state", false },
+	{ "tt_tcp_destroy_sock", "tcp:tcp_destroy_sock", false },
 	{ "tt_sched_switch", "sched:sched_switch", true },
 	{ "tt_sched_wakeup", "sched:sched_wakeup", true },
 	{ "tt_sched_exit", "sched:sched_process_exit", true },

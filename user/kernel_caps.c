@@ -40,7 +40,7 @@ static const char *const needed_tps[] = {
 	"tcp:tcp_sendmsg_locked", "tcp:tcp_probe", "tcp:tcp_retransmit_skb",
 	"tcp:tcp_retransmit_synack",
 	"sock:sock_send_length", "sock:sock_recv_length", "sock:sk_data_ready",
-	"sock:inet_sock_set_state", "qdisc:qdisc_enqueue", "qdisc:qdisc_dequeue",
+	"sock:inet_sock_set_state", "tcp:tcp_destroy_sock", "qdisc:qdisc_enqueue", "qdisc:qdisc_dequeue",
 	"net:net_dev_queue", "net:net_dev_start_xmit", "net:net_dev_xmit",
 	"net:netif_receive_skb", "skb:kfree_skb", "sched:sched_switch", "sched:sched_wakeup",
 	"sched:sched_process_exit",

@@ -59,7 +59,7 @@ tt_check "record wrote $n segment file(s), mode $(stat -c %a "$REC"/* | sort -u 
 
 verdict() { # FROM TO -> class
 	"$TAILTRACE" report "$REC" --from "@$1" --to "@$2" --format json 2>"$W/report.err" |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["verdict"]["class"])'
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["attribution"]["verdict"]["class"])'
 }
 clean=$(verdict "$t0" "$t1")
 fault=$(verdict "$t1" "$t2")
@@ -79,7 +79,7 @@ import json, subprocess, sys
 w, rec, tt = sys.argv[1:4]
 lg = sum(json.load(open(f"{w}/client-{p}.json"))["requests"] for p in (7001, 7002))
 out = subprocess.run([tt, "report", rec, "--format", "json"], capture_output=True, text=True).stdout
-n = json.loads(out)["requests"]
+n = json.loads(out)["attribution"]["requests"]
 print(f"# tailtrace {n} requests, load generator {lg}")
 sys.exit(0 if abs(n - lg) <= 0.01 * lg else 1)
 PY
