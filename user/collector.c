@@ -39,6 +39,7 @@ struct collector {
 	__u64 prev_drops[TT_DROP_REASONS];
 	__u64 user_deleted;		/* histogram keys this process deleted after reading */
 	__u64 prev_evicted;
+	__u64 prev_thread_evicted;
 	__u64 prev_unmatched;
 	struct attr_agg *agg;
 	struct req_event *slow;
@@ -505,10 +506,8 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 	 * between the counter read and the count is live but not yet inserted: the total may
 	 * not run backwards, or the unsigned delta would wrap. */
 	{
-		/* tracked threads are evicted the same way: inserted - deleted at exit - live */
-		__u64 inserts = cur[CNT_HIST_INSERTS] + cur[CNT_THREAD_INSERTS];
-		__u64 gone = c->user_deleted + map_count(c->skel->maps.hists) +
-			     cur[CNT_THREAD_DELETES] + map_count(c->skel->maps.threads);
+		__u64 inserts = cur[CNT_HIST_INSERTS];
+		__u64 gone = c->user_deleted + map_count(c->skel->maps.hists);
 		__u64 evicted = inserts > gone ? inserts - gone : 0;
 
 		if (evicted > c->prev_evicted) {
@@ -516,6 +515,25 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 			c->prev_evicted = evicted;
 		}
 		s->hist_live = nkeys;
+	}
+	/* tracked threads the same way (inserted - deleted at exit - live), but threads exit
+	 * while we count: take the count only when no insert or delete happened during it */
+	for (int attempt = 0; attempt < 4; attempt++) {
+		__u64 before[CNT__MAX], after[CNT__MAX], live, evicted;
+
+		sum_percpu_array(bpf_map__fd(c->skel->maps.counters), CNT__MAX, before, c->ncpus);
+		live = map_count(c->skel->maps.threads);
+		sum_percpu_array(bpf_map__fd(c->skel->maps.counters), CNT__MAX, after, c->ncpus);
+		if (before[CNT_THREAD_INSERTS] != after[CNT_THREAD_INSERTS] ||
+		    before[CNT_THREAD_DELETES] != after[CNT_THREAD_DELETES])
+			continue;
+		live += after[CNT_THREAD_DELETES];
+		evicted = after[CNT_THREAD_INSERTS] > live ? after[CNT_THREAD_INSERTS] - live : 0;
+		if (evicted > c->prev_thread_evicted) {
+			s->hist_evicted += evicted - c->prev_thread_evicted;
+			c->prev_thread_evicted = evicted;
+		}
+		break;
 	}
 	/* per-packet stamps never matched: evicted by the LRU or left by packets we did not
 	 * see leave (reported as lost, never silently) */
