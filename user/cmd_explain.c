@@ -9,11 +9,14 @@
 #include "session.h"
 #include "stage_report.h"
 
-static void print(const struct session *ss, const struct snapshot *snap, double dur)
+static void print(struct session *ss, const struct snapshot *snap, double dur, bool last,
+		  void *ctx)
 {
 	struct attr_params p;
 	struct attr_report r;
 
+	(void)last;
+	(void)ctx;
 	attr_params__default(&p);
 	p.role = ss->o.role;
 	attr_analyze(snap->attr, snap, dur, &p, &r);
@@ -37,33 +40,16 @@ static void print(const struct session *ss, const struct snapshot *snap, double 
 int cmd_explain(int argc, char **argv)
 {
 	struct session ss;
-	struct snapshot snap;
-	bool more = true;
-	double last = 0;
 	int r;
 
 	r = session_start(&ss, "explain", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_ROLE | OPT_CUDA,
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_ROLE |
+				  OPT_CUDA,
 			  COLL_REQUESTS, NULL);
 	if (r >= 0)
 		return r;
 	if (!ss.o.json)
 		fprintf(stderr, "Tracing requests%s... Hit Ctrl-C to end.\n",
 			ss.o.duration_s > 0 ? " for the given duration" : "");
-	while (more) {
-		double now;
-
-		more = session_wait(&ss, ss.o.interval_s);
-		snapshot__init(&snap);
-		r = session_snapshot(&ss, &snap);
-		now = session_elapsed(&ss);
-		if (!r)
-			print(&ss, &snap, now - last);
-		last = now;
-		snapshot__free(&snap);
-		if (r)
-			break;
-	}
-	session_end(&ss);
-	return r ? 1 : 0;
+	return session_run(&ss, ss.o.interval_s, 0, print, NULL);
 }

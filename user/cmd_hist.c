@@ -20,9 +20,16 @@ static unsigned int hist_features(const struct tt_opts *o)
 	return f;
 }
 
-static void emit(const struct session *ss, const struct snapshot *snap, double dur)
+static void emit(struct session *ss, const struct snapshot *snap, double dur, bool last,
+		 void *ctx)
 {
-	struct stage_report_opts ro = { .stages = ss->o.stages, .nstages = ss->o.nstages,
+	struct stage_report_opts ro;
+
+	(void)ctx;
+	/* without -i only the final, whole-run snapshot is printed */
+	if (ss->o.interval_s <= 0 && !last)
+		return;
+	ro = (struct stage_report_opts){ .stages = ss->o.stages, .nstages = ss->o.nstages,
 					.duration_s = dur, .chart = true };
 
 	if (ss->o.json) {
@@ -43,34 +50,16 @@ static void emit(const struct session *ss, const struct snapshot *snap, double d
 int cmd_hist(int argc, char **argv)
 {
 	struct session ss;
-	struct snapshot snap;
-	double last = 0;
-	bool more = true;
 	int r;
 
 	r = session_start(&ss, "hist", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_STAGE | OPT_BY |
-				  OPT_ROLE | OPT_CUDA,
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_STAGE |
+				  OPT_BY | OPT_ROLE | OPT_CUDA,
 			  0, hist_features);
 	if (r >= 0)
 		return r;
 	if (!ss.o.json && !ss.o.interval_s)
 		fprintf(stderr, "Tracing TCP stages%s... Hit Ctrl-C to end.\n",
 			ss.o.duration_s > 0 ? " for the given duration" : "");
-	while (more) {
-		double now;
-
-		more = session_wait(&ss, ss.o.interval_s);
-		snapshot__init(&snap);
-		r = session_snapshot(&ss, &snap);
-		now = session_elapsed(&ss);
-		if (!r && (ss.o.interval_s > 0 || !more))
-			emit(&ss, &snap, ss.o.interval_s > 0 ? now - last : now);
-		last = now;
-		snapshot__free(&snap);
-		if (r)
-			break;
-	}
-	session_end(&ss);
-	return r ? 1 : 0;
+	return session_run(&ss, ss.o.interval_s, 0, emit, NULL);
 }

@@ -60,13 +60,17 @@ static void fmt(char *buf, size_t len, __u64 ns)
 		snprintf(buf, len, "%.0fus", ns / 1e3);
 }
 
-static void draw(const struct snapshot *s, double dur, bool tty)
+static void draw(struct session *ss, const struct snapshot *s, double dur, bool last,
+		 void *ctx)
 {
+	bool tty = *(const bool *)ctx;
 	struct top_row *rows = NULL;
 	size_t n = 0;
 	char clock[32], g[96];
 	time_t t = time(NULL);
 
+	(void)ss;
+	(void)last;
 	for (size_t i = 0; i < s->nhists; i++) {
 		const struct snap_hist *sh = &s->hists[i];
 		int r = find_row(&rows, &n, &sh->key);
@@ -111,32 +115,14 @@ static void draw(const struct snapshot *s, double dur, bool tty)
 
 int cmd_top(int argc, char **argv)
 {
+	bool tty = isatty(STDOUT_FILENO);
 	struct session ss;
-	bool more = true, tty = isatty(STDOUT_FILENO);
-	double last = 0;
 	int r;
 
 	r = session_start(&ss, "top", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BY | OPT_COUNT, 0, NULL);
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BY | OPT_COUNT, 0,
+			  NULL);
 	if (r >= 0)
 		return r;
-	if (ss.o.interval_s <= 0)
-		ss.o.interval_s = 1;
-	for (long i = 0; more && (!ss.o.count || i < ss.o.count); i++) {
-		struct snapshot snap;
-		double now;
-
-		more = session_wait(&ss, ss.o.interval_s);
-		snapshot__init(&snap);
-		r = session_snapshot(&ss, &snap);
-		now = session_elapsed(&ss);
-		if (!r)
-			draw(&snap, now - last, tty);
-		last = now;
-		snapshot__free(&snap);
-		if (r)
-			break;
-	}
-	session_end(&ss);
-	return r ? 1 : 0;
+	return session_run(&ss, ss.o.interval_s > 0 ? ss.o.interval_s : 1, ss.o.count, draw, &tty);
 }

@@ -140,6 +140,30 @@ int session_snapshot(struct session *s, struct snapshot *snap)
 	return r;
 }
 
+int session_run(struct session *s, double interval_s, long count, session_emit_fn emit,
+		void *ctx)
+{
+	double last = 0;
+	bool more = true;
+	int r = 0;
+
+	for (long i = 0; more && !r; i++) {
+		struct snapshot snap;
+		double now;
+
+		more = session_wait(s, interval_s) && (!count || i + 1 < count);
+		snapshot__init(&snap);
+		r = session_snapshot(s, &snap);
+		now = session_elapsed(s);
+		if (!r)
+			emit(s, &snap, now - last, !more, ctx);
+		last = now;
+		snapshot__free(&snap);
+	}
+	session_end(s);
+	return r ? 1 : 0;
+}
+
 void session_end(struct session *s)
 {
 	rdma_tracer__close(s->rdma);

@@ -31,6 +31,14 @@ void session_poll(struct session *s, int timeout_ms);
 /* Everything measured since the last call (TCP, scheduler, requests, RDMA) into s. */
 int session_snapshot(struct session *s, struct snapshot *snap);
 double session_elapsed(const struct session *s);
+/* Called with each interval's snapshot and its length in seconds; `last` is true for the
+ * final one (the end of -d, a signal, or --count reached). */
+typedef void (*session_emit_fn)(struct session *s, const struct snapshot *snap, double dur,
+				bool last, void *ctx);
+/* The interval loop every tracing command runs: wait, snapshot, emit, until -d, a signal
+ * or `count` intervals (0: no limit). Ends the session; returns the exit status. */
+int session_run(struct session *s, double interval_s, long count, session_emit_fn emit,
+		void *ctx);
 bool session_stopping(void);
 void session_end(struct session *s);
 /* Installs SIGINT/SIGTERM handlers that make session_wait return. */
