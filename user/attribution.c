@@ -49,8 +49,9 @@ static const struct attr_part_info parts[ATTR_PARTS] = {
 			  "client: peer and network beyond the round trip" },
 	[PART_UNCOVERED] = { "unattributed", ATTR_UNATTRIBUTED, PLACE_FLOW, PLACE_PEER,
 			     "covered by no stage" },
-	[PART_TX_SENDQ_LOSS] = { "tx.sendq", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
-				 "held by TCP while it recovers from loss (no queue evidence)" },
+	/* named by its cause: the stage is tx.sendq, the wait is the loss recovery's */
+	[PART_TX_SENDQ_LOSS] = { "tcp.retrans", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
+				 "response held in the send queue while TCP recovers from loss" },
 };
 
 const struct attr_part_info *attr_part_info(enum attr_part p)
