@@ -47,30 +47,18 @@ static double mono_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void fmt_ns(char *b, size_t n, double ns)
-{
-	if (ns < 1e3)
-		snprintf(b, n, "%.0fns", ns);
-	else if (ns < 1e6)
-		snprintf(b, n, "%.1fus", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(b, n, "%.2fms", ns / 1e6);
-	else
-		snprintf(b, n, "%.2fs", ns / 1e9);
-}
-
 static void text_summary(const struct hist *h)
 {
 	struct hist_summary s;
 	char b[6][16];
 
 	hist_summarize(h, &s);
-	fmt_ns(b[0], 16, s.mean_ns);
-	fmt_ns(b[1], 16, (double)s.p50_ns);
-	fmt_ns(b[2], 16, (double)s.p90_ns);
-	fmt_ns(b[3], 16, (double)s.p99_ns);
-	fmt_ns(b[4], 16, (double)s.p999_ns);
-	fmt_ns(b[5], 16, (double)s.max_ns);
+	format_ns(b[0], 16, s.mean_ns);
+	format_ns(b[1], 16, (double)s.p50_ns);
+	format_ns(b[2], 16, (double)s.p90_ns);
+	format_ns(b[3], 16, (double)s.p99_ns);
+	format_ns(b[4], 16, (double)s.p999_ns);
+	format_ns(b[5], 16, (double)s.max_ns);
 	printf("%8llu %9s %9s %9s %9s %9s %9s\n", (unsigned long long)s.count, b[0], b[1], b[2],
 	       b[3], b[4], b[5]);
 }

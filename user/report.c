@@ -44,18 +44,6 @@ static int merge_in_window(const struct snapshot *s, void *ctx)
 	return snapshot__merge(&w->merged, s);
 }
 
-static void fmt_ns(char *buf, size_t len, double ns)
-{
-	if (ns < 1e3)
-		snprintf(buf, len, "%.0fns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.2fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3fs", ns / 1e9);
-}
-
 static void fmt_time(char *buf, size_t len, __u64 ns)
 {
 	time_t t = (time_t)(ns / 1000000000ULL);
@@ -75,12 +63,12 @@ static void summary_cols(FILE *f, const struct hist *h)
 	char v[7][16];
 
 	hist_summarize(h, &sm);
-	fmt_ns(v[0], sizeof(v[0]), sm.mean_ns);
-	fmt_ns(v[1], sizeof(v[1]), (double)sm.p50_ns);
-	fmt_ns(v[2], sizeof(v[2]), (double)sm.p90_ns);
-	fmt_ns(v[3], sizeof(v[3]), (double)sm.p99_ns);
-	fmt_ns(v[4], sizeof(v[4]), (double)sm.p999_ns);
-	fmt_ns(v[5], sizeof(v[5]), (double)sm.max_ns);
+	format_ns(v[0], sizeof(v[0]), sm.mean_ns);
+	format_ns(v[1], sizeof(v[1]), (double)sm.p50_ns);
+	format_ns(v[2], sizeof(v[2]), (double)sm.p90_ns);
+	format_ns(v[3], sizeof(v[3]), (double)sm.p99_ns);
+	format_ns(v[4], sizeof(v[4]), (double)sm.p999_ns);
+	format_ns(v[5], sizeof(v[5]), (double)sm.max_ns);
 	fprintf(f, "%10llu %9s %9s %9s %9s %9s %9s", (unsigned long long)sm.count, v[0], v[1], v[2],
 		v[3], v[4], v[5]);
 	if (sm.overflow)
@@ -173,13 +161,13 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	err = tail_profile__build(&tp, s);
 	if (err)
 		return err;
-	fmt_ns(a, sizeof(a), (double)tp.total_ns);
+	format_ns(a, sizeof(a), (double)tp.total_ns);
 	fprintf(f, "\ntail profile (source: %s): %s over %llu samples\n",
 		tail_source_name(tp.source), a, (unsigned long long)tp.total_count);
 	/* heaviest stacks first; the full list is what --format folded is for */
 	qsort(tp.rows, tp.nrows, sizeof(*tp.rows), cmp_rows_ns);
 	for (size_t i = 0; i < tp.nrows && i < REPORT_TOP_STACKS; i++) {
-		fmt_ns(a, sizeof(a), (double)tp.rows[i].ns);
+		format_ns(a, sizeof(a), (double)tp.rows[i].ns);
 		fprintf(f, "  %5.1f%% %10s  %s;%s;%s;%s\n",
 			tp.total_ns ? 100.0 * (double)tp.rows[i].ns / (double)tp.total_ns : 0.0, a,
 			tp.rows[i].frame[0], tp.rows[i].frame[1], tp.rows[i].frame[2],
@@ -194,7 +182,7 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	for (int i = 0; i < CNT__MAX; i++)
 		fprintf(f, "%s%s %llu", i % 4 ? ", " : "\n  ", rec_counter_name(i),
 			(unsigned long long)s->counters[i]);
-	fmt_ns(a, sizeof(a), (double)s->slow_threshold_ns);
+	format_ns(a, sizeof(a), (double)s->slow_threshold_ns);
 	fprintf(f, "\nhistogram keys: %llu live, %llu evicted; events lost: %llu\n"
 		   "flight recorder: %zu slow requests kept, %llu cut, threshold %s\n"
 		   "tailtrace itself: %.2f s CPU, %llu kB RSS\n",

@@ -151,6 +151,18 @@ static double us(__u64 ns)
 	return (double)ns / 1000.0;
 }
 
+void format_ns(char *buf, size_t len, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0fns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+}
+
 void hist_summary_json(struct json_writer *w, const struct hist *h)
 {
 	struct hist_summary sm;
