@@ -294,7 +294,19 @@ try:
     def within(a, b, tol):
         return a is not None and b is not None and b > 0 and abs(a - b) <= tol * b
     res["count_ok"] = within(t["requests"], lg_n, 0.01) and within(cv["requests"], lg_n, 0.01)
-    res["lat_ok"] = all(within(res[f"tt_p{q}"], res[f"lg_p{q}"], 0.10) for q in (50, 99))
+    # A quantile agrees within 10 %, or, where the distribution is steep (bursty faults put
+    # p99 on the edge between two modes), when it lies inside the loadgen's own quantiles
+    # half a percentile either side (widened by the same 10 %): the request sets differ by
+    # up to 1 % (STATS exchanges, the first request before attachment), and a rank shift of
+    # that size moves a quantile at a cliff far more than any timing error.
+    def q_agrees(q):
+        a, b = res[f"tt_p{q}"], res[f"lg_p{q}"]
+        if within(a, b, 0.10):
+            return True
+        lo, hi = nearest(ref, q - 0.5), nearest(ref, q + 0.5)
+        return a is not None and lo is not None and hi is not None and \
+            lo / 1.10 <= a <= hi * 1.10
+    res["lat_ok"] = all(q_agrees(q) for q in (50, 99))
     if "tt_ttft_p50" in res:
         # tailtrace's client TTFT ends at the first response byte's arrival on the socket,
         # the loadgen's at the application's read of the first token: never longer (one
@@ -326,7 +338,7 @@ if "/" in r["expect"]:
 line(r["count_ok"], f"requests: tailtrace {r['tt_requests']}, loadgen {r['lg_requests']} "
      f"(+ {r['lg_exchanges'] - r['lg_requests']} STATS exchanges) within 1%")
 line(r["lat_ok"], f"p50/p99 {r['tt_p50']:.0f}/{r['tt_p99']:.0f} us (client view) vs loadgen "
-     f"{r['lg_ref']} {r['lg_p50']:.0f}/{r['lg_p99']:.0f} us within 10%")
+     f"{r['lg_ref']} {r['lg_p50']:.0f}/{r['lg_p99']:.0f} us within 10% (or the loadgen's p±0.5 range)")
 if "ttft_ok" in r:
     line(r["ttft_ok"], f"TTFT p50/p99 {r['tt_ttft_p50']:.0f}/{r['tt_ttft_p99']:.0f} us vs "
          f"loadgen {r['lg_ttft_p50']:.0f}/{r['lg_ttft_p99']:.0f} us (arrival vs read: not "
