@@ -247,6 +247,10 @@ static __always_inline void flow_sample(const struct flow *f, __u16 stage, __u64
 {
 	struct hist_key k;
 
+	if (targ_by == GROUP_NONE) {
+		stage_hist_update(stage, v);
+		return;
+	}
 	flow_key(f, &k, stage);
 	hist_update(&k, v);
 }

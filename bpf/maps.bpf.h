@@ -34,6 +34,20 @@ struct {
 	__type(value, struct hist);
 } hists SEC(".maps");
 
+/* Ungrouped samples of stages without a place (`--by` unset: tcp.rtt, rx.*, tx.sendq,
+ * tx.ack, req.*): per-CPU and cumulative, indexed by stage; userspace takes the
+ * difference between snapshots. The hot path then costs an inlined array load instead of
+ * hashing a 72-byte key. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAGE__MAX);
+	__type(key, __u32);
+	__type(value, struct stage_hist);
+} stage_hists SEC(".maps");
+
+/* Bumped by userspace at each snapshot: stage_hists' max_ns restarts in a new epoch. */
+volatile __u64 hist_epoch;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CNT__MAX);
@@ -80,10 +94,19 @@ static __always_inline void cnt_add(__u32 idx, __u64 n)
 		*c += n;
 }
 
+static __always_inline void hist_add_sample(struct hist *h, __u64 v)
+{
+	__u32 slot = hist_slot(v);
+
+	if (slot < HIST_SLOTS)
+		h->slots[slot]++;
+	h->count++;
+	h->sum_ns += v;
+}
+
 static __always_inline void hist_update(const struct hist_key *key, __u64 v)
 {
 	struct hist *h = bpf_map_lookup_elem(&hists, key);
-	__u32 slot;
 
 	if (!h) {
 		long err = bpf_map_update_elem(&hists, key, &zero_hist, BPF_NOEXIST);
@@ -96,13 +119,26 @@ static __always_inline void hist_update(const struct hist_key *key, __u64 v)
 		if (!h)
 			return;
 	}
-	slot = hist_slot(v);
-	if (slot < HIST_SLOTS)
-		h->slots[slot]++;
-	h->count++;
-	h->sum_ns += v;
+	hist_add_sample(h, v);
 	if (v > h->max_ns)
 		h->max_ns = v;
+}
+
+/* A sample without a group or a place: one array slot per stage, no key to hash. */
+static __always_inline void stage_hist_update(__u32 stage, __u64 v)
+{
+	struct stage_hist *sh = bpf_map_lookup_elem(&stage_hists, &stage);
+	__u64 epoch = hist_epoch;
+
+	if (!sh)
+		return;
+	hist_add_sample(&sh->h, v);
+	if (sh->max_epoch != epoch) {
+		sh->max_epoch = epoch;
+		sh->h.max_ns = v;
+	} else if (v > sh->h.max_ns) {
+		sh->h.max_ns = v;
+	}
 }
 
 static __always_inline bool port_selected(__u16 lport, __u16 rport)
@@ -136,12 +172,71 @@ static __always_inline bool dev_selected(struct net_device *dev)
 	return false;
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ptr_scratch SEC(".maps");
+
+/* The verifier allows no arithmetic on a kernel pointer but adding and subtracting; the
+ * same pointer stored in a map value and loaded back is a plain number to hash. */
+static __always_inline __u64 ptr_value(const void *p)
+{
+	__u32 zero = 0;
+	__u64 *slot = bpf_map_lookup_elem(&ptr_scratch, &zero);
+
+	if (!slot)
+		return 0;
+	*(volatile __u64 *)slot = (__u64)p;
+	return *(volatile __u64 *)slot;
+}
+
+/* Devices recently seen by this CPU: the place of every packet is looked up once per
+ * device, not per packet (the name lookup is a hash and the netns a pointer chase). */
+#define DEV_CACHE_SLOTS 16
+
+struct dev_cache_entry {
+	__u64 dev;	/* struct net_device address */
+	struct dev_key dk;
+};
+
+struct dev_cache {
+	struct dev_cache_entry e[DEV_CACHE_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dev_cache);
+} dev_cache SEC(".maps");
+
 static __always_inline void remember_dev(struct net_device *dev, struct dev_key *dk)
 {
 	struct dev_name name = {};
+	struct dev_cache_entry *ce = NULL;
+	struct dev_cache *dc;
+	__u32 zero = 0;
+	__u64 dv;
 
 	dk->ifindex = BPF_CORE_READ(dev, ifindex);
+	dc = bpf_map_lookup_elem(&dev_cache, &zero);
+	dv = ptr_value(dev);
+	if (dc) {
+		/* net_devices are large allocations: bits above 10 tell them apart */
+		ce = &dc->e[(dv >> 10) & (DEV_CACHE_SLOTS - 1)];
+		/* the ifindex check catches a freed device's address reused by a new one */
+		if (ce->dev == dv && ce->dk.ifindex == dk->ifindex) {
+			dk->netns = ce->dk.netns;
+			return;
+		}
+	}
 	dk->netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	if (ce) {
+		ce->dev = dv;
+		ce->dk = *dk;
+	}
 	if (bpf_map_lookup_elem(&devnames, dk))
 		return;
 	bpf_probe_read_kernel_str(name.name, sizeof(name.name), dev->name);

@@ -55,6 +55,14 @@ struct hist_key {
 	char comm[16];		/* GROUP_COMM */
 };
 
+/* Per-CPU entry of the stage_hists array (ungrouped stages without a place): cumulative
+ * counts; max_ns is the largest sample since the epoch max_epoch began (userspace bumps the
+ * epoch at each snapshot, so the maximum is per interval). */
+struct stage_hist {
+	struct hist h;
+	__u64 max_epoch;
+};
+
 /* Global counters, a per-CPU array indexed by this enum; userspace sums CPUs. Every
  * bounded map and ring buffer has a counter for what it failed to store. */
 enum tt_counter {
@@ -143,6 +151,38 @@ struct dev_key {
 
 struct dev_name {
 	char name[16];
+};
+
+/* Per-send and per-packet stamps: direct-mapped arrays of two-way buckets (see
+ * bpf/tcp.bpf.h); userspace maps them read-only to count the live entries. */
+#define STAMP_BUCKET_BITS 13
+#define STAMP_BUCKETS (1u << STAMP_BUCKET_BITS)
+
+/* One send (socket cookie, tskey = sequence of its last byte): the times the TX
+ * timestamping callbacks report, from SENDMSG to the ACK. */
+struct txts {
+	__u64 cookie;	/* 0: free */
+	__u32 tskey;
+	__u32 pad;
+	__u64 send_ns, sched_ns, sw_ns;
+};
+
+struct txts_bucket {
+	struct txts e[2];
+};
+
+/* One packet (skb address): when it entered the qdisc / was received by the driver. */
+struct pkt_stamp {
+	__u64 skb;	/* 0: free */
+	__u64 ts;
+	__u32 len;	/* payload bytes */
+	__u32 seq;	/* TCP sequence (receive side): tells a reused skb address apart */
+	__u8 ce;	/* received with ECN CE */
+	__u8 pad[7];
+};
+
+struct stamp_bucket {
+	struct pkt_stamp e[2];
 };
 
 #endif /* TT_TAILTRACE_H */

@@ -13,46 +13,43 @@ extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops, __u64 
 #define TCP_FIN_WAIT1_STATE 4
 #define TCP_CLOSE_WAIT_STATE 8
 
-/* Per send (socket cookie, tskey = sequence of its last byte): the times the TX
- * timestamping callbacks report. Deleted at the ACK; LRU-evicted (and counted) when an
- * ACK never comes. */
-struct txts_key {
-	__u64 cookie;
-	__u32 tskey;
-	__u32 pad;
-};
+/* Per-send and per-packet stamps live in direct-mapped, two-way arrays instead of hash
+ * maps: a stamp is written and taken millions of times a second, and an LRU hash pays a
+ * jhash, a lock and a free-list pop or push each time, where an array slot costs a few
+ * loads and stores. An entry is free when its owner field is 0. When both ways of a bucket
+ * hold live stamps, the older one is overwritten: it never reaches a sample and shows up
+ * in `unmatched_stamps` (inserts - deletes - live, counted by userspace from the mmapped
+ * arrays), like an LRU eviction did. */
 
-struct txts {
-	__u64 send_ns, sched_ns, sw_ns;
-};
+static __always_inline __u32 stamp_hash(__u64 v)
+{
+	return (__u32)((v * 0x9E3779B97F4A7C15ULL) >> (64 - STAMP_BUCKET_BITS));
+}
 
+/* Per send (socket cookie, tskey): struct txts_bucket in tailtrace.h. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct txts_key);
-	__type(value, struct txts);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, STAMP_BUCKETS);
+	__type(key, __u32);
+	__type(value, struct txts_bucket);
 } tx_stamps SEC(".maps");
 
-/* Per packet (skb address): when it entered the qdisc / was received by the driver. */
-struct pkt_stamp {
-	__u64 ts;
-	__u8 ce;	/* received with ECN CE */
-	__u8 pad[3];
-	__u32 len;	/* payload bytes */
-};
-
+/* Per packet (skb address): struct stamp_bucket in tailtrace.h. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, struct pkt_stamp);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, STAMP_BUCKETS);
+	__type(key, __u32);
+	__type(value, struct stamp_bucket);
 } qdisc_stamps SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, struct pkt_stamp);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, STAMP_BUCKETS);
+	__type(key, __u32);
+	__type(value, struct stamp_bucket);
 } rx_stamps SEC(".maps");
 
 /* net_dev_start_xmit and net_dev_xmit run back to back on one CPU: a per-CPU slot is
@@ -70,32 +67,110 @@ struct {
 	__type(value, struct nic_slot);
 } nic_slots SEC(".maps");
 
-static __always_inline void stamp_put(void *map, __u64 skb, struct pkt_stamp *st)
+/* skbs are slab objects at least 256 bytes apart: the low bits carry nothing */
+static __always_inline struct stamp_bucket *stamp_bucket_of(void *map, __u64 skb)
 {
-	struct pkt_stamp *old = bpf_map_lookup_elem(map, &skb);
+	__u32 i = stamp_hash(skb >> 8);
 
-	/* the same skb crosses several devices (veth pairs, a bridge): restamp in place, which
-	 * costs the LRU no new node and is not a second insert */
-	if (old) {
-		*old = *st;
+	return bpf_map_lookup_elem(map, &i);
+}
+
+static __always_inline void stamp_put(void *map, const void *skb_ptr, struct pkt_stamp *st)
+{
+	__u64 skb = ptr_value(skb_ptr);
+	struct stamp_bucket *b = skb ? stamp_bucket_of(map, skb) : NULL;
+	struct pkt_stamp *e;
+	bool again = false;
+
+	if (!b)
 		return;
+	/* the same skb crosses several devices (veth pairs, a bridge): restamp in place,
+	 * which is not a second insert */
+	if (b->e[0].skb == skb) {
+		e = &b->e[0];
+		again = true;
+	} else if (b->e[1].skb == skb) {
+		e = &b->e[1];
+		again = true;
+	} else if (!b->e[0].skb) {
+		e = &b->e[0];
+	} else if (!b->e[1].skb) {
+		e = &b->e[1];
+	} else {
+		e = b->e[0].ts <= b->e[1].ts ? &b->e[0] : &b->e[1];
 	}
-	if (bpf_map_update_elem(map, &skb, st, BPF_ANY))
-		cnt_add(CNT_PKT_UPDATE_FAIL, 1);
-	else
+	e->ts = st->ts;
+	e->len = st->len;
+	e->seq = st->seq;
+	e->ce = st->ce;
+	/* the owner last, so a reader on another CPU that sees it also sees the time */
+	asm volatile("" ::: "memory");
+	e->skb = skb;
+	if (!again)
 		cnt_add(CNT_PKT_INSERTS, 1);
 }
 
-static __always_inline bool stamp_take(void *map, __u64 skb, struct pkt_stamp *out)
+static __always_inline bool stamp_take(void *map, const void *skb_ptr, struct pkt_stamp *out)
 {
-	struct pkt_stamp *st = bpf_map_lookup_elem(map, &skb);
+	__u64 skb = ptr_value(skb_ptr);
+	struct stamp_bucket *b = skb ? stamp_bucket_of(map, skb) : NULL;
+	struct pkt_stamp *e;
 
-	if (!st)
+	if (!b)
 		return false;
-	*out = *st;
-	if (!bpf_map_delete_elem(map, &skb))
-		cnt_add(CNT_PKT_DELETES, 1);
+	if (b->e[0].skb == skb)
+		e = &b->e[0];
+	else if (b->e[1].skb == skb)
+		e = &b->e[1];
+	else
+		return false;
+	*out = *e;
+	if (out->skb != skb)
+		return false; /* overwritten between the check and the copy: not ours */
+	e->skb = 0;
+	cnt_add(CNT_PKT_DELETES, 1);
 	return true;
+}
+
+static __always_inline struct txts_bucket *txts_bucket_of(__u64 cookie, __u32 tskey)
+{
+	__u32 i = stamp_hash(cookie ^ ((__u64)tskey << 20));
+
+	return bpf_map_lookup_elem(&tx_stamps, &i);
+}
+
+static __always_inline struct txts *txts_find(struct txts_bucket *b, __u64 cookie, __u32 tskey)
+{
+	if (b->e[0].cookie == cookie && b->e[0].tskey == tskey)
+		return &b->e[0];
+	if (b->e[1].cookie == cookie && b->e[1].tskey == tskey)
+		return &b->e[1];
+	return NULL;
+}
+
+static __always_inline void txts_put(__u64 cookie, __u32 tskey, __u64 send_ns)
+{
+	struct txts_bucket *b = txts_bucket_of(cookie, tskey);
+	struct txts *e;
+
+	if (!b)
+		return;
+	e = txts_find(b, cookie, tskey);
+	if (!e) {
+		if (!b->e[0].cookie)
+			e = &b->e[0];
+		else if (!b->e[1].cookie)
+			e = &b->e[1];
+		else /* both live: the older send's ACK is given up */
+			e = b->e[0].send_ns <= b->e[1].send_ns ? &b->e[0] : &b->e[1];
+		cnt_add(CNT_PKT_INSERTS, 1);
+	}
+	e->send_ns = send_ns;
+	e->sched_ns = 0;
+	e->sw_ns = 0;
+	e->tskey = tskey;
+	asm volatile("" ::: "memory");
+	e->cookie = cookie;
 }
 
 /* TCP is recovering from a loss (Recovery or Loss state, or segments marked lost): sends
@@ -154,8 +229,9 @@ int tt_sockops(struct bpf_sock_ops *skops)
 {
 	struct bpf_sock_ops_kern *kctx;
 	struct bpf_sock *bsk;
-	struct txts_key key = {};
-	struct txts *ts, fresh = {};
+	struct txts_bucket *b;
+	struct txts *ts;
+	__u32 tskey;
 	struct flow *f;
 	struct sock *sk;
 	__u64 now;
@@ -188,13 +264,8 @@ int tt_sockops(struct bpf_sock_ops *skops)
 		kctx = bpf_cast_to_kern_ctx(skops);
 		if (bpf_sock_ops_enable_tx_tstamp(kctx, 0))
 			return 1;
-		key.cookie = f->cookie;
-		key.tskey = skb_tskey(kctx->skb);
-		fresh.send_ns = f->send_start_ns ? f->send_start_ns : bpf_ktime_get_ns();
-		if (bpf_map_update_elem(&tx_stamps, &key, &fresh, BPF_ANY))
-			cnt_add(CNT_PKT_UPDATE_FAIL, 1);
-		else
-			cnt_add(CNT_PKT_INSERTS, 1);
+		txts_put(f->cookie, skb_tskey(kctx->skb),
+			 f->send_start_ns ? f->send_start_ns : bpf_ktime_get_ns());
 		return 1;
 	case BPF_SOCK_OPS_TSTAMP_SCHED_CB:
 	case BPF_SOCK_OPS_TSTAMP_SND_SW_CB:
@@ -207,9 +278,9 @@ int tt_sockops(struct bpf_sock_ops *skops)
 	if (!f)
 		return 1;
 	kctx = bpf_cast_to_kern_ctx(skops);
-	key.cookie = f->cookie;
-	key.tskey = skb_tskey(kctx->skb);
-	ts = bpf_map_lookup_elem(&tx_stamps, &key);
+	tskey = skb_tskey(kctx->skb);
+	b = txts_bucket_of(f->cookie, tskey);
+	ts = b ? txts_find(b, f->cookie, tskey) : NULL;
 	if (!ts)
 		return 1;
 	now = bpf_ktime_get_ns();
@@ -235,8 +306,8 @@ int tt_sockops(struct bpf_sock_ops *skops)
 			flow_sample(f, STAGE_TX_ACK, now - sent);
 			req_stage(f, STAGE_TX_ACK, sent, now);
 		}
-		if (!bpf_map_delete_elem(&tx_stamps, &key))
-			cnt_add(CNT_PKT_DELETES, 1);
+		ts->cookie = 0;
+		cnt_add(CNT_PKT_DELETES, 1);
 	}
 	return 1;
 }
@@ -333,7 +404,7 @@ int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct
 	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev), &f))
 		return 0;
 	st.ts = bpf_ktime_get_ns();
-	stamp_put(&qdisc_stamps, (__u64)skb, &st);
+	stamp_put(&qdisc_stamps, skb, &st);
 	return 0;
 }
 
@@ -376,7 +447,7 @@ static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u6
 	 * qdisc not to segment it (tbf: <= its burst) leaves as one skb of gso_segs packets */
 	segs = skb_gso_segs(skb);
 	cnt_add(CNT_QDISC_PKTS, segs ? segs : 1);
-	if (!stamp_take(&qdisc_stamps, (__u64)skb, &st) && !(f && qseq_enqueue_time(f, skb, &st)))
+	if (!stamp_take(&qdisc_stamps, skb, &st) && !(f && qseq_enqueue_time(f, skb, &st)))
 		return;
 	remember_dev(BPF_CORE_READ(q, dev_queue, dev), &dk);
 	handle = BPF_CORE_READ(q, handle);
@@ -506,7 +577,8 @@ int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 		return 0; /* pure ACK without a mark: nothing to time */
 	st.ts = bpf_ktime_get_ns();
 	st.len = tot > thoff + th.doff * 4 ? tot - thoff - th.doff * 4 : 0;
-	stamp_put(&rx_stamps, (__u64)skb, &st);
+	st.seq = bpf_ntohl(th.seq);
+	stamp_put(&rx_stamps, skb, &st);
 	return 0;
 }
 
@@ -522,7 +594,13 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	bool stamped;
 	__u32 una;
 
-	stamped = stamp_take(&rx_stamps, (__u64)skb, &st);
+	stamped = stamp_take(&rx_stamps, skb, &st);
+	if (stamped && st.seq != BPF_CORE_READ((struct tcp_skb_cb *)&skb->cb[0], seq)) {
+		/* left by an earlier packet at this address that TCP never processed on an
+		 * established socket: not this packet's arrival, and counted as unmatched */
+		stamped = false;
+		cnt_add(CNT_PKT_DELETES, (__u64)-1);
+	}
 	f = flow_traced(sk);
 	if (!f)
 		return 0;
@@ -709,8 +787,8 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	struct flow *f;
 	__u32 r = reason;
 
-	stamp_take(&qdisc_stamps, (__u64)skb, &st);
-	stamp_take(&rx_stamps, (__u64)skb, &st);
+	stamp_take(&qdisc_stamps, skb, &st);
+	stamp_take(&rx_stamps, skb, &st);
 	f = flow_get(skb->sk ? skb->sk : rx_sk, false);
 	/* the enqueue tracepoint fires only for accepted packets: tail drops are seen here */
 	if (queue_drop(r) && (targ_ndevs ? dev_selected(skb->dev)

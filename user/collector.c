@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -35,6 +36,11 @@ struct collector {
 	int ncpus;
 	size_t hist_stride;
 	void *percpu_buf;
+	size_t stage_stride;
+	void *stage_buf;		/* one stage_hists entry, all CPUs */
+	struct hist *stage_prev;	/* cumulative stage_hists sums at the last snapshot */
+	const struct txts_bucket *tx_stamps;	/* read-only maps of the stamp arrays */
+	const struct stamp_bucket *qdisc_stamps, *rx_stamps;
 	__u64 prev_counters[CNT__MAX];
 	__u64 prev_drops[TT_DROP_REASONS];
 	__u64 user_deleted;		/* histogram keys this process deleted after reading */
@@ -55,6 +61,29 @@ struct collector {
 	int nmissing;
 	__u64 start_realtime;
 };
+
+static size_t map_view_len(const struct bpf_map *map)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+
+	return (len + page - 1) / page * page;
+}
+
+/* A read-only view of a BPF_F_MMAPABLE array: counting its live entries then costs no
+ * system call per entry. */
+static const void *map_view(const struct bpf_map *map)
+{
+	void *p = mmap(NULL, map_view_len(map), PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void map_unview(const struct bpf_map *map, const void *p)
+{
+	if (p)
+		munmap((void *)p, map_view_len(map));
+}
 
 /* Which tracepoint each tp_btf program needs; programs of absent hooks are not loaded. */
 static const struct {
@@ -259,7 +288,10 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		hist_entries = 64;
 	bpf_map__set_max_entries(c->skel->maps.hists, (__u32)hist_entries);
 	c->percpu_buf = calloc((size_t)c->ncpus, c->hist_stride);
-	if (!c->percpu_buf) {
+	c->stage_stride = (sizeof(struct stage_hist) + 7) & ~(size_t)7;
+	c->stage_buf = calloc((size_t)c->ncpus, c->stage_stride);
+	c->stage_prev = calloc(STAGE__MAX, sizeof(*c->stage_prev));
+	if (!c->percpu_buf || !c->stage_buf || !c->stage_prev) {
 		r = fail(err, errlen, -ENOMEM, "out of memory");
 		goto error;
 	}
@@ -283,6 +315,14 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (r) {
 		r = fail(err, errlen, r, "loading the BPF programs failed: %s (run with -v for the "
 			 "verifier log)", strerror(-r));
+		goto error;
+	}
+	c->tx_stamps = map_view(c->skel->maps.tx_stamps);
+	c->qdisc_stamps = map_view(c->skel->maps.qdisc_stamps);
+	c->rx_stamps = map_view(c->skel->maps.rx_stamps);
+	if (!c->tx_stamps || !c->qdisc_stamps || !c->rx_stamps) {
+		r = fail(err, errlen, -errno, "mapping the stamp arrays failed: %s",
+			 strerror(errno));
 		goto error;
 	}
 	if (cgfd >= 0) {
@@ -427,6 +467,54 @@ static int sum_percpu_array(int fd, __u32 n, __u64 *out, int ncpus)
 }
 
 /* Entries present in a map (for the "inserted - deleted - present" eviction count). */
+/* Stamps written and not yet taken. Entries change under us: a count, not a snapshot. */
+static __u64 live_stamps(const struct collector *c)
+{
+	__u64 n = 0;
+
+	for (__u32 i = 0; i < STAMP_BUCKETS; i++) {
+		for (int w = 0; w < 2; w++) {
+			n += __atomic_load_n(&c->tx_stamps[i].e[w].cookie, __ATOMIC_RELAXED) != 0;
+			n += __atomic_load_n(&c->qdisc_stamps[i].e[w].skb, __ATOMIC_RELAXED) != 0;
+			n += __atomic_load_n(&c->rx_stamps[i].e[w].skb, __ATOMIC_RELAXED) != 0;
+		}
+	}
+	return n;
+}
+
+/* Ungrouped, place-less stages from the cumulative per-CPU array: the difference since
+ * the last snapshot. The epoch is bumped first, so each CPU's max_ns of the old epoch
+ * covers exactly the samples since the previous bump. */
+static int collect_stage_hists(struct collector *c, struct snapshot *s)
+{
+	int fd = bpf_map__fd(c->skel->maps.stage_hists);
+	__u64 epoch = __atomic_fetch_add(&c->skel->bss->hist_epoch, 1, __ATOMIC_SEQ_CST);
+	struct hist cur, delta;
+
+	for (__u32 stage = 0; stage < STAGE__MAX; stage++) {
+		struct hist_key key = { .stage = (__u16)stage, .by = GROUP_NONE };
+		__u64 max_hint = 0;
+		int err;
+
+		if (bpf_map_lookup_elem(fd, &stage, c->stage_buf))
+			continue;
+		memset(&cur, 0, sizeof(cur));
+		for (int cpu = 0; cpu < c->ncpus; cpu++) {
+			const struct stage_hist *sh =
+				(const void *)((const char *)c->stage_buf + (size_t)cpu * c->stage_stride);
+
+			hist_add(&cur, &sh->h);
+			if (sh->max_epoch == epoch && sh->h.max_ns > max_hint)
+				max_hint = sh->h.max_ns;
+		}
+		hist_interval(&delta, &cur, &c->stage_prev[stage], max_hint);
+		c->stage_prev[stage] = cur;
+		if (delta.count && (err = snapshot__add_hist(s, &key, &delta)))
+			return err;
+	}
+	return 0;
+}
+
 static __u64 map_count(const struct bpf_map *map)
 {
 	size_t key_size = bpf_map__key_size(map);
@@ -485,6 +573,8 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 			break;
 	}
 	free(keys);
+	if (!err)
+		err = collect_stage_hists(c, s);
 	if (err)
 		return err;
 
@@ -535,10 +625,9 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 		}
 		break;
 	}
-	/* per-packet stamps never matched: evicted by the LRU or left by packets we did not
-	 * see leave (reported as lost, never silently) */
-	pkt_live = map_count(c->skel->maps.tx_stamps) + map_count(c->skel->maps.qdisc_stamps) +
-		   map_count(c->skel->maps.rx_stamps);
+	/* per-packet stamps never matched: overwritten in a full bucket or left by packets we
+	 * did not see leave (reported as lost, never silently) */
+	pkt_live = live_stamps(c);
 	{
 		__u64 ins = cur[CNT_PKT_INSERTS], del = cur[CNT_PKT_DELETES] + pkt_live;
 		__u64 unmatched = ins > del ? ins - del : 0;
@@ -603,9 +692,16 @@ void collector__close(struct collector *c)
 	ring_buffer__free(c->rb);
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
+	if (c->skel) {
+		map_unview(c->skel->maps.tx_stamps, c->tx_stamps);
+		map_unview(c->skel->maps.qdisc_stamps, c->qdisc_stamps);
+		map_unview(c->skel->maps.rx_stamps, c->rx_stamps);
+	}
 	tailtrace_bpf__destroy(c->skel);
 	attr_agg__free(c->agg);
 	free(c->slow);
 	free(c->percpu_buf);
+	free(c->stage_buf);
+	free(c->stage_prev);
 	free(c);
 }

@@ -29,6 +29,29 @@ void hist_merge_percpu(struct hist *dst, const void *percpu, int ncpus, size_t s
 		hist_add(dst, (const struct hist *)((const char *)percpu + (size_t)c * stride));
 }
 
+void hist_interval(struct hist *out, const struct hist *cur, const struct hist *prev,
+		   __u64 max_hint)
+{
+	int top = -1;
+
+	for (__u32 i = 0; i < HIST_SLOTS; i++) {
+		out->slots[i] = cur->slots[i] - prev->slots[i];
+		if (out->slots[i])
+			top = (int)i;
+	}
+	out->count = cur->count - prev->count;
+	out->sum_ns = cur->sum_ns - prev->sum_ns;
+	out->max_ns = 0;
+	if (top < 0)
+		return;
+	/* the largest sample of the interval lies in its highest non-empty bucket */
+	if (max_hint < hist_slot_lo((__u32)top))
+		max_hint = hist_slot_lo((__u32)top);
+	if (top != HIST_OVERFLOW_SLOT && max_hint >= hist_slot_hi((__u32)top))
+		max_hint = hist_slot_hi((__u32)top) - 1;
+	out->max_ns = max_hint;
+}
+
 static __u64 rank_of(__u64 count, double q)
 {
 	double r = ceil(q * (double)count);

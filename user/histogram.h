@@ -21,6 +21,11 @@ void hist_record(struct hist *h, __u64 value_ns);
 /* dst += src (histograms are mergeable: CPUs, groups, time windows). */
 void hist_add(struct hist *dst, const struct hist *src);
 /* Sum `ncpus` per-CPU copies laid out `stride` bytes apart (libbpf per-CPU lookups). */
+/* The samples added between two readings of a cumulative histogram: out = cur - prev.
+ * max_hint is the largest sample the kernel saw in the interval (or 0); it is kept inside
+ * the highest non-empty bucket of the difference, where the true maximum lies. */
+void hist_interval(struct hist *out, const struct hist *cur, const struct hist *prev,
+		   __u64 max_hint);
 void hist_merge_percpu(struct hist *dst, const void *percpu, int ncpus, size_t stride);
 /* Nearest-rank quantile q in [0,1]: the bucket holding rank ceil(q*count), reported as the
  * bucket midpoint clamped to the observed max; 0 for an empty histogram. */

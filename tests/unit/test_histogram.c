@@ -509,6 +509,42 @@ static void test_empty_summary(void **state)
 	free(h);
 }
 
+/* A cumulative histogram read twice: the difference holds exactly the samples added in
+ * between, and the maximum stays inside the difference's highest bucket whatever the
+ * kernel's hint says (a hint from before the interval, or none at all). */
+static void test_interval_of_cumulative(void **state)
+{
+	static struct hist before, after, direct, delta;
+	const __u64 first[] = { 5, 900, 70000, 5000000 };
+	const __u64 second[] = { 12, 1200, 1300, 64000 };
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		hist_record(&before, first[i]);
+		hist_record(&after, first[i]);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		hist_record(&after, second[i]);
+		hist_record(&direct, second[i]);
+	}
+	hist_interval(&delta, &after, &before, 64000);
+	assert_memory_equal(delta.slots, direct.slots, sizeof(direct.slots));
+	assert_int_equal(delta.count, 4);
+	assert_int_equal(delta.sum_ns, 12 + 1200 + 1300 + 64000);
+	assert_int_equal(delta.max_ns, 64000);
+	/* a stale hint (5 ms, from the earlier interval) is clamped into 64000's bucket */
+	hist_interval(&delta, &after, &before, 5000000);
+	assert_true(delta.max_ns >= hist_slot_lo(hist_slot(64000)));
+	assert_true(delta.max_ns < hist_slot_hi(hist_slot(64000)));
+	/* no hint: the bucket's lower bound */
+	hist_interval(&delta, &after, &before, 0);
+	assert_int_equal(delta.max_ns, hist_slot_lo(hist_slot(64000)));
+	/* nothing new */
+	hist_interval(&delta, &after, &after, 77);
+	assert_int_equal(delta.count, 0);
+	assert_int_equal(delta.max_ns, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_merge_percpu_equals_all_in_one),
 		cmocka_unit_test(test_add_keeps_max_and_quantiles),
 		cmocka_unit_test(test_empty_summary),
+		cmocka_unit_test(test_interval_of_cumulative),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
