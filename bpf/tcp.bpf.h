@@ -786,14 +786,20 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	struct pkt_stamp st = {};
 	struct flow *f;
 	__u32 r = reason;
+	bool queued;
 
-	stamp_take(&qdisc_stamps, skb, &st);
-	stamp_take(&rx_stamps, skb, &st);
+	/* a stamped packet freed before its stage ended gives no sample: its stamp stays
+	 * counted as unmatched, unless the drop is counted as a qdisc drop below */
+	queued = stamp_take(&qdisc_stamps, skb, &st);
+	if (stamp_take(&rx_stamps, skb, &st))
+		cnt_add(CNT_PKT_DELETES, (__u64)-1);
 	f = flow_get(skb->sk ? skb->sk : rx_sk, false);
 	/* the enqueue tracepoint fires only for accepted packets: tail drops are seen here */
 	if (queue_drop(r) && (targ_ndevs ? dev_selected(skb->dev)
 					 : (f && f->verdict == FLOW_TRACED)))
 		cnt_add(CNT_QDISC_DROPS, 1);
+	else if (queued)
+		cnt_add(CNT_PKT_DELETES, (__u64)-1);
 	if (!f || f->verdict != FLOW_TRACED)
 		return 0;
 	cnt_add(CNT_DROPS, 1);
