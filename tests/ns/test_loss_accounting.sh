@@ -109,7 +109,7 @@ PY
 	rel_net_down lh
 fi
 
-# ---- qdisc_stamps: more packets in flight than the LRU holds ----
+# ---- qdisc_stamps: more packets in flight than the stamp array holds ----
 if only stamps; then
 	rel_net_up ls 41 || { tt_fail "namespaces"; exit 1; }
 	dev=rel-ls-c
