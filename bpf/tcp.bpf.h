@@ -6,6 +6,7 @@
 
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops, __u64 flags) __ksym;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 #define SOL_SOCKET 1
 #define SK_BPF_CB_FLAGS_OPT 1009	/* SK_BPF_CB_FLAGS, kernel 6.15+ */
@@ -190,6 +191,16 @@ static __always_inline bool in_loss_recovery(struct sock *sk)
 	       BPF_CORE_READ(tp, lost_out) || BPF_CORE_READ(tp, retrans_out);
 }
 
+/* A send at time t is held back by a loss: TCP is recovering, or retransmitted within
+ * LOSS_AFTERMATH_NS. A flow that never retransmitted skips the socket reads. */
+static __always_inline bool loss_holds(struct flow *f, struct sock *sk, __u64 t)
+{
+	if (!f->last_retrans_ns)
+		return false;
+	return (t > f->last_retrans_ns && t - f->last_retrans_ns < LOSS_AFTERMATH_NS) ||
+	       in_loss_recovery(sk);
+}
+
 /* flow_traced() for sockops, where the cookie helper takes the context, not the socket */
 static __always_inline struct flow *sockops_flow(struct bpf_sock_ops *skops, struct sock *sk)
 {
@@ -202,15 +213,14 @@ static __always_inline struct flow *sockops_flow(struct bpf_sock_ops *skops, str
 
 /* ---- sockops: role, TX timestamping (SENDMSG -> SCHED -> SND_SW -> ACK) ---- */
 
+/* In sockops (6.15+, so bpf_rdonly_cast exists): the skb and its shared info are read
+ * with plain loads through typed pointers, not probe-read helper calls. */
 static __always_inline __u32 skb_tskey(struct sk_buff *skb)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u32 end = BPF_CORE_READ(skb, end);
-	__u32 tskey = 0;
+	struct skb_shared_info *shinfo =
+		bpf_rdonly_cast(skb->head + skb->end, bpf_core_type_id_kernel(struct skb_shared_info));
 
-	bpf_probe_read_kernel(&tskey, sizeof(tskey),
-			      head + end + bpf_core_field_offset(struct skb_shared_info, tskey));
-	return tskey;
+	return shinfo->tskey;
 }
 
 static __always_inline __u32 skb_gso_segs(struct sk_buff *skb)
@@ -290,10 +300,7 @@ int tt_sockops(struct bpf_sock_ops *skops)
 			flow_sample(f, STAGE_TX_SENDQ, now - ts->send_ns);
 			req_stage(f, STAGE_TX_SENDQ, ts->send_ns, now);
 			/* data leaving after a long wait while TCP recovers: the loss held it */
-			if (targ_requests && f->phase != REQ_IDLE &&
-			    (in_loss_recovery(sk) ||
-			     (f->last_retrans_ns && ts->send_ns - f->last_retrans_ns <
-							    LOSS_AFTERMATH_NS)))
+			if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, ts->send_ns))
 				f->req.flags |= REQ_F_LOSS_RECOVERY;
 		}
 	} else if (skops->op == BPF_SOCK_OPS_TSTAMP_SND_SW_CB) {
@@ -329,9 +336,7 @@ int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff
 	f->send_start_ns = now;
 	thread_track_current(tid);
 	req_on_send(f, now, tid);
-	if (targ_requests && f->phase != REQ_IDLE &&
-	    (in_loss_recovery(sk) ||
-	     (f->last_retrans_ns && now - f->last_retrans_ns < LOSS_AFTERMATH_NS)))
+	if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, now))
 		f->req.flags |= REQ_F_LOSS_RECOVERY;
 	return 0;
 }
@@ -356,6 +361,7 @@ int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
 	struct tcphdr th;
 	__u32 seq, end, i;
 	__u16 thoff;
+	__u64 now;
 
 	if (!f || f->verdict != FLOW_TRACED)
 		return 0;
@@ -369,16 +375,17 @@ int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
 	      (thoff - (__u16)(BPF_CORE_READ(skb, data) - head)) - th.doff * 4;
 	if (end == seq)
 		return 0; /* pure ACK */
+	now = bpf_ktime_get_ns();
 	i = f->qseq_next++ % QSEQ_SLOTS;
 	f->qseq[i].seq = seq;
 	f->qseq[i].end_seq = end;
-	f->qseq[i].ts = bpf_ktime_get_ns();
+	f->qseq[i].ts = now;
 	if (f->txseq_max && (__s32)(end - f->txseq_max) <= 0)
 		return 0; /* a retransmission: the ring keeps first transmissions */
 	f->txseq_max = end;
 	i = f->txseq_next++ % TXSEQ_SLOTS;
 	f->txseq[i].end_seq = end;
-	f->txseq[i].ts = bpf_ktime_get_ns();
+	f->txseq[i].ts = now;
 	return 0;
 }
 
@@ -587,33 +594,35 @@ int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 {
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	struct pkt_stamp st = {};
+	struct tcp_sock *tp;
 	struct flow *f;
 	__u64 now, srtt, minrtt;
 	bool stamped;
 	__u32 una;
 
 	stamped = stamp_take(&rx_stamps, skb, &st);
-	if (stamped && st.seq != BPF_CORE_READ((struct tcp_skb_cb *)&skb->cb[0], seq)) {
+	if (stamped && st.seq != ((struct tcp_skb_cb *)skb->cb)->seq) {
 		/* left by an earlier packet at this address that TCP never processed on an
 		 * established socket: not this packet's arrival, and counted as unmatched */
 		stamped = false;
 		cnt_add(CNT_PKT_DELETES, (__u64)-1);
 	}
 	f = flow_traced(sk);
-	if (!f)
+	/* a typed pointer: its fields are plain loads, not probe-read helper calls */
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!f || !tp)
 		return 0;
 	now = bpf_ktime_get_ns();
 	/* a new RTT sample needs new data acknowledged: sample srtt only when snd_una moves,
 	 * not on every segment */
-	una = BPF_CORE_READ(tp, snd_una);
+	una = tp->snd_una;
 	srtt = 0;
 	if (una != f->last_snd_una) {
 		f->last_snd_una = una;
-		srtt = (__u64)(BPF_CORE_READ(tp, srtt_us) >> 3) * 1000;
+		srtt = (__u64)(tp->srtt_us >> 3) * 1000;
 	}
-	minrtt = srtt ? (__u64)BPF_CORE_READ(tp, rtt_min.s[0].v) * 1000 : 0;
+	minrtt = srtt ? (__u64)tp->rtt_min.s[0].v * 1000 : 0;
 	if (srtt) {
 		f->srtt_ns = srtt;
 		if (minrtt && minrtt != ~0U * 1000ULL)
@@ -639,13 +648,16 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(tt_sk_data_ready, struct sock *sk)
 {
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	struct flow *f = flow_get(sk, false);
+	struct tcp_sock *tp;
 	__u32 nxt, i, last;
 
 	if (!f || f->verdict != FLOW_TRACED)
 		return 0;
-	nxt = BPF_CORE_READ(tp, rcv_nxt);
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return 0;
+	nxt = tp->rcv_nxt;
 	if (f->rxq_tail != f->rxq_head) {
 		last = (f->rxq_tail - 1) % RXQ_SLOTS;
 		if (f->rxq[last].seq_end == nxt)
@@ -667,7 +679,7 @@ int BPF_PROG(tt_sk_data_ready, struct sock *sk)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
 {
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct tcp_sock *tp;
 	struct flow *f;
 	__u32 copied, tid;
 	__u64 now;
@@ -675,12 +687,13 @@ int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
 	if (ret <= 0 || (flags & 2 /* MSG_PEEK */))
 		return 0;
 	f = flow_owner(sk);
-	if (!f)
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!f || !tp)
 		return 0;
 	now = bpf_ktime_get_ns();
 	tid = (__u32)bpf_get_current_pid_tgid();
 	thread_track_current(tid);
-	copied = BPF_CORE_READ(tp, copied_seq);
+	copied = tp->copied_seq;
 	for (int n = 0; n < RXQ_SLOTS; n++) {
 		__u32 i = f->rxq_head % RXQ_SLOTS;
 
@@ -713,7 +726,8 @@ int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int er
 	if (!segs)
 		segs = 1;
 	cnt_add(CNT_RETRANS, segs);
-	f->last_retrans_ns = bpf_ktime_get_ns();
+	now = bpf_ktime_get_ns();
+	f->last_retrans_ns = now;
 	state = BPF_CORE_READ_BITFIELD_PROBED(icsk, icsk_ca_state);
 	if (state == 4 /* TCP_CA_Loss */)
 		cnt_add(CNT_RETRANS_RTO, segs);
@@ -729,7 +743,6 @@ int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int er
 			f->req.retrans_rto += segs;
 	}
 	/* time since the original transmission of the first byte of this segment */
-	now = bpf_ktime_get_ns();
 	seq = BPF_CORE_READ((struct tcp_skb_cb *)&skb->cb[0], seq);
 	/* ring entries are in increasing end_seq order from the oldest (txseq_next): the
 	 * first one ending after seq holds the original transmission of that byte */
