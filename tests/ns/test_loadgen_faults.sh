@@ -109,7 +109,7 @@ loss_case() { # label link addr
 		awk -v b50="$b50" -v b99="$b99" -v l50="$l50" -v l99="$l99" \
 		'BEGIN { exit !(l99 >= b99 + 150000 && l50 <= b50 + 2000) }'
 	tt_check "$label: every request slower than 100 ms is explained by a dropped packet ($slow <= $drops)" \
-		[ "$slow" -ge 25 ] && [ "$slow" -le "$drops" ]
+		[ "$slow" -ge 25 -a "$slow" -le "$drops" ]
 }
 loss_case "IPv4 loss at the server" srv "$TB_SRV4"
 loss_case "IPv6 loss at the router" rtr "$TB_SRV6"

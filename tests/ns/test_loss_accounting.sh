@@ -81,7 +81,7 @@ if only hists; then
 		--src-base 198.19.140.1 --src-count 200 --parallel 32 --duration 3 \
 		>"$TMP/lh.churn2" 2>&1
 	tt_stop hists_i; rc2=$?
-	tt_check "hist --by raddr and hist -i exit 0 after SIGINT ($rc1, $rc2)" [ $rc1 = 0 ] && [ $rc2 = 0 ]
+	tt_check "hist --by raddr and hist -i exit 0 after SIGINT ($rc1, $rc2)" [ "$rc1" = 0 -a "$rc2" = 0 ]
 	python3 - "$TMP/hists.json" "$maxe" "$TMP/hists_i.json" >"$TMP/hists.res" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); maxe = int(sys.argv[2] or 0)
@@ -98,14 +98,14 @@ print(len(evs), max(evs or [0]), sum(evs))
 PY
 	read -r maxe rows groups ev <"$TMP/hists.res"
 	read -r nint maxev sumev < <(sed -n 2p "$TMP/hists.res")
-	tt_check "hists map sized by CPU count: max_entries $maxe (<= 4096)" [ "${maxe:-0}" -ge 64 ] && [ "$maxe" -le 4096 ]
+	tt_check "hists map sized by CPU count: max_entries $maxe (<= 4096)" [ "${maxe:-0}" -ge 64 -a "${maxe:-0}" -le 4096 ]
 	tt_check "histogram rows in the output ($rows) <= max_entries ($maxe)" [ "$rows" -le "$maxe" ]
 	tt_check "hists overflow counted: evicted $ev > 0" [ "$ev" -gt 0 ]
 	# each of the 1500 client addresses made a tcp.rtt key: those missing were evicted
 	tt_check "every missing raddr group accounted: $groups of 1500 tcp.rtt groups shown, evicted $ev >= $((1500 - groups))" \
 		[ "$ev" -ge $((1500 - groups)) ]
 	tt_check "interval mode below the bound: no eviction reported in $nint intervals (max $maxev, total $sumev)" \
-		[ "$nint" -ge 10 ] && [ "$sumev" = 0 ]
+		[ "$nint" -ge 10 -a "$sumev" = 0 ]
 	rel_net_down lh
 fi
 

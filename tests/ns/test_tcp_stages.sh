@@ -91,7 +91,7 @@ if only badinput; then
 		local rc=$? lines out
 		lines=$(wc -l <"$TMP/bad.err"); out=$(wc -c <"$TMP/bad.out")
 		tt_check "bad input $desc: exit $rc (want 2), $lines stderr line(s) (want 1), stdout ${out} B: $(head -1 "$TMP/bad.err")" \
-			[ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [ "$out" -eq 0 ]
+			[ "$rc" -eq 2 -a "$lines" -eq 1 -a "$out" -eq 0 ]
 	}
 	bad "unknown device" --dev tt-nosuch0
 	bad "unknown device in a testbed netns" --dev tt-srv/nosuch0

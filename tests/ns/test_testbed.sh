@@ -66,7 +66,7 @@ tt_check "3 rounds of up, traffic v4+v6, every fault, down: nothing left behind"
 links1=$(for ns in tt-cli tt-rtr tt-srv tt-nbr; do ip -n $ns -o addr show; done | awk '{print $2, $4}')
 "$TESTBED" up >/dev/null 2>&1; rc=$?
 links2=$(for ns in tt-cli tt-rtr tt-srv tt-nbr; do ip -n $ns -o addr show; done | awk '{print $2, $4}')
-tt_check "up twice: second up succeeds and changes nothing" [ $rc = 0 ] && [ "$links1" = "$links2" ]
+tt_check "up twice: second up succeeds and changes nothing" [ "$rc" = 0 -a "$links1" = "$links2" ]
 
 envtxt=$("$TESTBED" env)
 keys_ok=1
@@ -80,7 +80,7 @@ for a in "$TB_CLI4" "$TB_SRV4" "$TB_NBR4"; do [[ "$a" == 198.1[89].* ]] || addr_
 for a in "$TB_CLI6" "$TB_SRV6" "$TB_NBR6"; do [[ "$a" == 2001:db8:* ]] || addr_ok=0; done
 ip -n tt-srv -o addr show dev "$TB_SRV_DEV" | grep -q "$TB_SRV4/" || addr_ok=0
 ip -n tt-rtr -o link show dev "$TB_RTR_CLI_DEV" >/dev/null 2>&1 || addr_ok=0
-tt_check "env is machine readable and names the real addresses and devices" [ $keys_ok = 1 ] && [ $addr_ok = 1 ]
+tt_check "env is machine readable and names the real addresses and devices" [ "$keys_ok" = 1 -a "$addr_ok" = 1 ]
 
 ok=1
 for ns in tt-cli tt-srv tt-nbr tt-rtr; do
@@ -131,4 +131,4 @@ tt_check "clear removes every fault (qdisc, nft table, processes, slowread)" [ $
 "$TESTBED" down >/dev/null 2>&1; rc1=$?
 "$TESTBED" down >/dev/null 2>&1; rc2=$?
 after=$(snapshot)
-tt_check "down twice succeeds and leaves the machine as it was" [ $rc1 = 0 ] && [ $rc2 = 0 ] && [ "$after" = "$before" ]
+tt_check "down twice succeeds and leaves the machine as it was" [ "$rc1" = 0 -a "$rc2" = 0 -a "$after" = "$before" ]

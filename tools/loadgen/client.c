@@ -194,6 +194,10 @@ static long long claim(uint64_t *sched)
 	}
 	next_idx++;
 	pthread_mutex_unlock(&sched_mu);
+	/* closed loop: nothing starts before t_start, or its offset from it (an unsigned
+	 * difference) would wrap and the run's duration with it */
+	for (uint64_t t; O.rate <= 0 && (t = now_ns()) < t_start;)
+		sleep_ns(t_start - t);
 	return i;
 }
 
