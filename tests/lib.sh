@@ -18,6 +18,26 @@ tt_check() {
 	if "$@"; then tt_ok "$desc"; else tt_fail "$desc"; fi
 }
 
+# tt_wait_attached PID [TENTHS]: true once PID holds bpf_link fds and their number has been
+# stable for 0.3 s (all its programs attached); false if it exited or took longer than
+# TENTHS tenths of a second (default 300).
+tt_wait_attached() {
+	local pid=$1 n last=-1 stable=0
+	for _ in $(seq 1 "${2:-300}"); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		n=$(find "/proc/$pid/fd" -lname 'anon_inode:bpf_link' 2>/dev/null | wc -l)
+		if [ "$n" -gt 0 ] && [ "$n" -eq "$last" ]; then
+			stable=$((stable + 1))
+			[ "$stable" -ge 3 ] && return 0
+		else
+			stable=0
+		fi
+		last=$n
+		sleep 0.1
+	done
+	return 1
+}
+
 # tt_skip DESC REASON: a skip is only allowed outside CI; under CI=true it fails.
 tt_skip() {
 	if [ "${CI:-}" = "true" ]; then

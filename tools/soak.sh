@@ -17,6 +17,8 @@ set -u
 
 REL_ROOT=${TT_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 REL_BUILD=${TT_BUILD:-$REL_ROOT/build}
+# tt_wait_attached and the other shared test helpers
+declare -F tt_wait_attached >/dev/null || . "$REL_ROOT/tests/lib.sh"
 TAILTRACE=${TAILTRACE:-$REL_BUILD/tailtrace}
 CHURN=${CHURN:-$REL_BUILD/churn}
 REL_TAGS=()
@@ -79,25 +81,6 @@ rel_ids() {
 	for f in /proc/"$pid"/fdinfo/*; do
 		sed -n "s/^${kind}_id:[[:space:]]*\([0-9]*\)/\1/p" "$f" 2>/dev/null
 	done | sort -un
-}
-
-# rel_wait_attached PID: true once the process holds bpf_link fds and their number has
-# been stable for 0.3 s (all programs attached), false if it exited or took over 30 s.
-rel_wait_attached() {
-	local pid=$1 n last=-1 stable=0
-	for _ in $(seq 1 300); do
-		kill -0 "$pid" 2>/dev/null || return 1
-		n=$(find "/proc/$pid/fd" -lname 'anon_inode:bpf_link' 2>/dev/null | wc -l)
-		if [ "$n" -gt 0 ] && [ "$n" -eq "$last" ]; then
-			stable=$((stable + 1))
-			[ "$stable" -ge 3 ] && return 0
-		else
-			stable=0
-		fi
-		last=$n
-		sleep 0.1
-	done
-	return 1
 }
 
 # rel_map_id PID NAME: id of the map called NAME (bpftool truncates names to 15 chars)
@@ -192,7 +175,7 @@ soak_main() {
 		--port $((port + 6)) --port $((port + 7)) -d $((secs + 30)) \
 		>"$tmp/record.out" 2>"$tmp/record.err" &
 	tpid=$!
-	rel_wait_attached "$tpid" || { echo "soak: record did not start:" >&2;
+	tt_wait_attached "$tpid" || { echo "soak: record did not start:" >&2;
 		cat "$tmp/record.err" >&2; return 1; }
 	maps=""
 	for m in "${names[@]}"; do

@@ -13,24 +13,16 @@ tcp_hist_start() {
 	local name=$1; shift
 	timeout -s INT --kill-after=5 120 "$TAILTRACE" hist -j "$@" \
 		>"$TMP/$name.json" 2>"$TMP/$name.err" &
-	local tpid=$! child="" n last=-1 stable=0
+	local tpid=$! child=""
 	TCP_HIST_PID[$name]=$tpid
-	for _ in $(seq 1 200); do
+	# the programs are held by tailtrace, the child of timeout
+	for _ in $(seq 1 50); do
 		kill -0 "$tpid" 2>/dev/null || return 1
-		[ -n "$child" ] || child=$(pgrep -P "$tpid" | head -1)
-		if [ -n "$child" ]; then
-			n=$(find "/proc/$child/fd" -lname 'anon_inode:bpf_link' 2>/dev/null | wc -l)
-			if [ "$n" -gt 0 ] && [ "$n" -eq "$last" ]; then
-				stable=$((stable + 1))
-				[ "$stable" -ge 3 ] && return 0
-			else
-				stable=0
-			fi
-			last=$n
-		fi
+		child=$(pgrep -P "$tpid" | head -1)
+		[ -n "$child" ] && break
 		sleep 0.1
 	done
-	return 1
+	[ -n "$child" ] && tt_wait_attached "$child" 200
 }
 
 # tcp_hist_stop NAME: SIGINT (the final JSON is written), wait, return its exit status.

@@ -92,7 +92,7 @@ for cmd in hist explain top record; do
 		[ "$cmd" = top ] && extra=(-i 1)
 		"$TAILTRACE" "$cmd" --port 7410 -d 120 "${extra[@]}" >"$TMP/$cmd.out" 2>"$TMP/$cmd.err" &
 		pid=$!
-		if ! rel_wait_attached "$pid"; then
+		if ! tt_wait_attached "$pid"; then
 			tt_fail "$cmd did not start: $(head -c 300 "$TMP/$cmd.err")"
 			continue
 		fi
@@ -121,7 +121,7 @@ tt_check "no tc filter added or left anywhere" cmp -s "$TMP/tc.before" "$TMP/tc.
 pa=$!
 "$TAILTRACE" explain -j --role server --port 7410 -d 120 >"$TMP/b.json" 2>"$TMP/b.err" &
 pb=$!
-if rel_wait_attached "$pa" && rel_wait_attached "$pb"; then
+if tt_wait_attached "$pa" && tt_wait_attached "$pb"; then
 	ip netns exec tt-rel-lc-c "$CHURN" client --connect 198.19.50.2 --port 7410 --conns 500 \
 		--reqs 2 >"$TMP/c1.json" 2>&1
 	sleep 0.3
@@ -209,7 +209,7 @@ port=19464
 ip netns exec tt-rel-lc-s "$TAILTRACE" record -o "$TMP/rec" -i 1 --port 7410 --listen $port -d 60 \
 	>"$TMP/rec.out" 2>"$TMP/rec.err" &
 pr=$!
-rel_wait_attached "$pr"
+tt_wait_attached "$pr"
 for _ in $(seq 1 30); do ls "$TMP/rec"/*.ttrec >/dev/null 2>&1 && break; sleep 0.2; done
 ls_listen=$(ip netns exec tt-rel-lc-s ss -Hltn "sport = :$port" | awk '{print $4}')
 kill -INT "$pr"; wait "$pr"; rc=$?

@@ -45,7 +45,7 @@ tt_start() {
 	local name=$1; shift
 	"$TAILTRACE" "$@" -d 300 >"$TMP/$name.json" 2>"$TMP/$name.err" &
 	TTPID[$name]=$!
-	rel_wait_attached "${TTPID[$name]}"
+	tt_wait_attached "${TTPID[$name]}"
 }
 tt_stop() {
 	local p=${TTPID[$1]}
