@@ -97,7 +97,8 @@ rel_map_id() {
 }
 
 # rel_map_count ID...: number of keys in each map (walked with BPF_MAP_GET_NEXT_KEY through
-# the bpf(2) syscall: bpftool's dump prints every per-CPU value, far too slow here).
+# the bpf(2) syscall: bpftool's dump prints every per-CPU value, far too slow here); for
+# the stamp arrays, the number of live stamps.
 rel_map_count() {
 	python3 - "$@" <<'EOF'
 import ctypes, ctypes.util, os, sys
@@ -120,7 +121,21 @@ for mid in sys.argv[1:]:
     ctypes.c_uint32.from_buffer(attr, 4).value = 256
     ctypes.c_uint64.from_buffer(attr, 8).value = ctypes.addressof(info)
     bpf(BPF_OBJ_GET_INFO_BY_FD, attr)
+    mtype = ctypes.c_uint32.from_buffer(info, 0).value
     ksize = ctypes.c_uint32.from_buffer(info, 8).value
+    vsize = ctypes.c_uint32.from_buffer(info, 12).value
+    nent = ctypes.c_uint32.from_buffer(info, 16).value
+    if mtype == 2 and ctypes.c_uint32.from_buffer(info, 20).value & 1024:
+        # a stamp array (BPF_F_MMAPABLE): buckets of two ways, each starting with its
+        # owner (skb address or socket cookie), 0 when free: count the live ways
+        import mmap
+        length = (vsize * nent + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+        m = mmap.mmap(fd, length, mmap.MAP_SHARED, mmap.PROT_READ)
+        half = vsize // 2
+        n = sum(1 for i in range(nent) for w in (0, half)
+                if m[i * vsize + w:i * vsize + w + 8] != bytes(8))
+        m.close(); os.close(fd)
+        out.append(str(n)); continue
     key = (ctypes.c_uint8 * ksize)(); nxt = (ctypes.c_uint8 * ksize)()
     n, first = 0, True
     while n < 10_000_000:
