@@ -127,24 +127,26 @@ int BPF_PROG(tt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
+	bool prev_maybe = thread_maybe_tracked(thread_bucket(prev_tid));
+	bool next_maybe = thread_maybe_tracked(thread_bucket(next_tid));
 	struct thread *t;
-	__u64 now = 0;
+	__u64 now;
 
-	/* the clock is read only for a tracked thread, once for both */
-	if (thread_maybe_tracked(thread_bucket(prev_tid))) {
+	if (!prev_maybe && !next_maybe)
+		return 0;
+	/* the clock first, as before the filter: read after the hash lookups it cost more */
+	now = bpf_ktime_get_ns();
+	if (prev_maybe) {
 		t = bpf_map_lookup_elem(&threads, &prev_tid);
 		if (t) {
-			now = bpf_ktime_get_ns();
 			thread_account(t, now);
 			t->state = (prev_state == TASK_RUNNING || preempt) ? TH_RUNNABLE
 									   : TH_BLOCKED;
 		}
 	}
-	if (thread_maybe_tracked(thread_bucket(next_tid))) {
+	if (next_maybe) {
 		t = bpf_map_lookup_elem(&threads, &next_tid);
 		if (t) {
-			if (!now)
-				now = bpf_ktime_get_ns();
 			thread_account(t, now);
 			t->state = TH_ONCPU;
 			t->cpu = bpf_get_smp_processor_id();
