@@ -26,15 +26,15 @@ struct {
 	__type(value, struct thread);
 } threads SEC(".maps");
 
-/* Pre-filter in front of `threads`: sched_switch and sched_wakeup run for every thread on
- * the machine, and a miss in the hash (jhash + bucket walk) cost more than the rest of the
- * program. thread_buckets[tid & mask] counts the tracked threads whose tid falls in that
- * slot; an array lookup is inlined by the verifier, so an untracked thread costs a load.
- * The count is raised before the insert and lowered after the delete, so it is never below
- * the number of tracked threads in the slot: a zero is a certain miss. Threads the LRU
- * evicts leave their count behind (they are not deleted at exit): a wasted hash lookup
- * later, never a missed thread. */
-#define THREAD_BUCKETS 65536	/* 256 KiB; 4x the threads LRU keeps false positives rare */
+/* Pre-filter in front of `threads`: sched_switch, sched_wakeup and sched_process_exit run
+ * for every thread on the machine, and for an untracked thread the hash lookup (or delete)
+ * that misses was most of their cost. thread_buckets[tid & mask] counts the tracked threads
+ * whose tid falls in that slot; an array lookup is inlined by the verifier, so an untracked
+ * thread costs a load. The count is raised before the insert (lowered again if the insert
+ * fails) and lowered after the delete, so it is never below the number of tracked threads
+ * in the slot: a zero is a certain miss. Threads the LRU evicts leave their count behind
+ * (they are not deleted at exit): a wasted hash lookup later, never a missed thread. */
+#define THREAD_BUCKETS 65536	/* 512 KiB (8-byte slots); 4x the LRU: few false positives */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
