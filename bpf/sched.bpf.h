@@ -26,22 +26,64 @@ struct {
 	__type(value, struct thread);
 } threads SEC(".maps");
 
+/* Pre-filter in front of `threads`: sched_switch, sched_wakeup and sched_process_exit run
+ * for every thread on the machine, and for an untracked thread the hash lookup (or delete)
+ * that misses was most of their cost. thread_buckets[tid & mask] counts the tracked threads
+ * whose tid falls in that slot; an array lookup is inlined by the verifier, so an untracked
+ * thread costs a load. The count is raised before the insert (lowered again if the insert
+ * fails) and lowered after the delete, so it is never below the number of tracked threads
+ * in the slot: a zero is a certain miss. Threads the LRU evicts leave their count behind
+ * (they are not deleted at exit): a wasted hash lookup later, never a missed thread. */
+#define THREAD_BUCKETS 65536	/* 512 KiB (8-byte slots); 4x the LRU: few false positives */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, THREAD_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} thread_buckets SEC(".maps");
+
+static __always_inline __u32 *thread_bucket(__u32 tid)
+{
+	__u32 i = tid & (THREAD_BUCKETS - 1);
+
+	return bpf_map_lookup_elem(&thread_buckets, &i);
+}
+
+/* The thread may be tracked: its slot is not empty. */
+static __always_inline bool thread_maybe_tracked(__u32 *bucket)
+{
+	return bucket && *bucket;
+}
+
 /* Start tracking the current thread (it just used a traced socket, so it is on CPU). */
 static __always_inline void thread_track_current(__u32 tid)
 {
 	struct thread t = {};
+	__u32 *bucket;
 	long err;
 
 	/* only requests use thread state; without them nothing would delete it */
-	if (!targ_requests || bpf_map_lookup_elem(&threads, &tid))
+	if (!targ_requests)
+		return;
+	bucket = thread_bucket(tid);
+	if (!bucket)
+		return;
+	if (*bucket && bpf_map_lookup_elem(&threads, &tid))
 		return;
 	t.state = TH_ONCPU;
 	t.since = bpf_ktime_get_ns();
 	t.cpu = bpf_get_smp_processor_id();
+	/* count first: a switch of this thread between the insert and the count (the program
+	 * can be preempted) must not skip it */
+	__sync_fetch_and_add(bucket, 1);
 	err = bpf_map_update_elem(&threads, &tid, &t, BPF_NOEXIST);
-	if (!err)
+	if (!err) {
 		cnt_add(CNT_THREAD_INSERTS, 1);
-	else if (err != -17 /* EEXIST */)
+		return;
+	}
+	__sync_fetch_and_add(bucket, -1);
+	if (err != -17 /* EEXIST */)
 		cnt_add(CNT_SCHED_UPDATE_FAIL, 1);
 }
 
@@ -85,19 +127,30 @@ int BPF_PROG(tt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
-	__u64 now = bpf_ktime_get_ns();
+	bool prev_maybe = thread_maybe_tracked(thread_bucket(prev_tid));
+	bool next_maybe = thread_maybe_tracked(thread_bucket(next_tid));
 	struct thread *t;
+	__u64 now;
 
-	t = bpf_map_lookup_elem(&threads, &prev_tid);
-	if (t) {
-		thread_account(t, now);
-		t->state = (prev_state == TASK_RUNNING || preempt) ? TH_RUNNABLE : TH_BLOCKED;
+	if (!prev_maybe && !next_maybe)
+		return 0;
+	/* the clock first, as before the filter: read after the hash lookups it cost more */
+	now = bpf_ktime_get_ns();
+	if (prev_maybe) {
+		t = bpf_map_lookup_elem(&threads, &prev_tid);
+		if (t) {
+			thread_account(t, now);
+			t->state = (prev_state == TASK_RUNNING || preempt) ? TH_RUNNABLE
+									   : TH_BLOCKED;
+		}
 	}
-	t = bpf_map_lookup_elem(&threads, &next_tid);
-	if (t) {
-		thread_account(t, now);
-		t->state = TH_ONCPU;
-		t->cpu = bpf_get_smp_processor_id();
+	if (next_maybe) {
+		t = bpf_map_lookup_elem(&threads, &next_tid);
+		if (t) {
+			thread_account(t, now);
+			t->state = TH_ONCPU;
+			t->cpu = bpf_get_smp_processor_id();
+		}
 	}
 	return 0;
 }
@@ -105,8 +158,11 @@ int BPF_PROG(tt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 static __always_inline void on_wakeup(struct task_struct *p)
 {
 	__u32 tid = p->pid;
-	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct thread *t;
 
+	if (!thread_maybe_tracked(thread_bucket(tid)))
+		return;
+	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t || t->state != TH_BLOCKED)
 		return;
 	thread_account(t, bpf_ktime_get_ns());
@@ -124,9 +180,14 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tt_sched_exit, struct task_struct *p)
 {
 	__u32 tid = p->pid;
+	__u32 *bucket = thread_bucket(tid);
 
-	if (!bpf_map_delete_elem(&threads, &tid))
+	if (!thread_maybe_tracked(bucket))
+		return 0;
+	if (!bpf_map_delete_elem(&threads, &tid)) {
+		__sync_fetch_and_add(bucket, -1);
 		cnt_add(CNT_THREAD_DELETES, 1);
+	}
 	return 0;
 }
 
