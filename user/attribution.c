@@ -292,10 +292,22 @@ struct attr_side {
 	struct attr_bucket b[HIST_SLOTS];
 };
 
+/* A slot of the place index: the key's hash (low 32 bits, which also give its home
+ * slot) and the place's position in the dense array + 1 (0: empty). Probing touches only
+ * these 8-byte slots, not the 88-byte places, and compares keys only when hashes agree:
+ * the index stays in cache where a table of whole places did not (every request looks up
+ * several places). */
+struct place_slot {
+	__u32 hash;
+	__u32 ref;
+};
+
 struct attr_agg {
 	struct attr_side side[SIDES];
-	struct attr_place *places;	/* open addressing, count == 0 means empty */
-	size_t nplaces, cap;
+	struct attr_place *places;	/* dense, in insertion order */
+	size_t nplaces, places_cap;
+	struct place_slot *index;	/* open addressing over places, load <= 1/2 */
+	size_t cap;			/* index slots, a power of two */
 	__u64 places_unstored, places_unstored_ns;
 };
 
@@ -309,6 +321,7 @@ void attr_agg__free(struct attr_agg *a)
 	if (!a)
 		return;
 	free(a->places);
+	free(a->index);
 	free(a);
 }
 
@@ -337,59 +350,100 @@ static __u64 key_hash(const struct attr_place_key *k)
 	return h ^ (h >> 33);
 }
 
-static struct attr_place *place_find(struct attr_place *tab, size_t cap,
-				     const struct attr_place_key *k)
+/* The index slot holding k, or the empty slot where it would go (a->cap > 0). */
+static struct place_slot *place_slot_of(const struct attr_agg *a, const struct attr_place_key *k,
+					__u32 h)
 {
-	size_t i = key_hash(k) & (cap - 1);
+	size_t i = h & (a->cap - 1);
 
 	for (;;) {
-		if (!tab[i].count || !memcmp(&tab[i].key, k, sizeof(*k)))
-			return &tab[i];
-		i = (i + 1) & (cap - 1);
+		struct place_slot *s = &a->index[i];
+
+		if (!s->ref || (s->hash == h && !memcmp(&a->places[s->ref - 1].key, k, sizeof(*k))))
+			return s;
+		i = (i + 1) & (a->cap - 1);
 	}
 }
 
-static int places_grow(struct attr_agg *a)
+static const struct attr_place *place_find(const struct attr_agg *a,
+					   const struct attr_place_key *k)
 {
-	size_t ncap = a->cap ? a->cap * 2 : 64;
-	struct attr_place *n = calloc(ncap, sizeof(*n));
+	const struct place_slot *s;
 
+	if (!a->cap)
+		return NULL;
+	s = place_slot_of(a, k, (__u32)key_hash(k));
+	return s->ref ? &a->places[s->ref - 1] : NULL;
+}
+
+/* Room for one more place: grows the dense array and, past half load, the index (rebuilt
+ * from the stored hashes). Returns 1 when the index moved, 0, or -ENOMEM. */
+static int places_reserve(struct attr_agg *a)
+{
+	size_t ncap;
+	struct place_slot *n;
+
+	if (a->nplaces == a->places_cap) {
+		size_t pcap = a->places_cap ? a->places_cap * 2 : 32;
+		struct attr_place *np = realloc(a->places, pcap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		a->places = np;
+		a->places_cap = pcap;
+	}
+	if ((a->nplaces + 1) * 2 <= a->cap)
+		return 0;
+	ncap = a->cap ? a->cap * 2 : 64;
+	n = calloc(ncap, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	for (size_t i = 0; i < a->cap; i++)
-		if (a->places[i].count)
-			*place_find(n, ncap, &a->places[i].key) = a->places[i];
-	free(a->places);
-	a->places = n;
+	for (size_t i = 0; i < a->cap; i++) {
+		size_t j = a->index[i].hash & (ncap - 1);
+
+		if (!a->index[i].ref)
+			continue;
+		while (n[j].ref)
+			j = (j + 1) & (ncap - 1);
+		n[j] = a->index[i];
+	}
+	free(a->index);
+	a->index = n;
 	a->cap = ncap;
-	return 0;
+	return 1;
 }
 
 static void place_add(struct attr_agg *a, const struct attr_place_key *k, __u64 ns, __u64 n)
 {
+	__u32 h = (__u32)key_hash(k);
+	struct place_slot *s = NULL;
 	struct attr_place *e;
+	int r = 0;
 
 	if (!n)
 		return;
 	if (a->cap) {
-		e = place_find(a->places, a->cap, k);
-		if (e->count) {
+		s = place_slot_of(a, k, h);
+		if (s->ref) {
+			e = &a->places[s->ref - 1];
 			e->ns += ns;
 			e->count += n;
 			return;
 		}
 	}
-	if (a->nplaces >= ATTR_PLACES_MAX ||
-	    ((a->nplaces + 1) * 2 > a->cap && places_grow(a))) {
+	if (a->nplaces >= ATTR_PLACES_MAX || (r = places_reserve(a)) < 0) {
 		a->places_unstored += n;
 		a->places_unstored_ns += ns;
 		return;
 	}
-	e = place_find(a->places, a->cap, k);
+	if (r || !s)
+		s = place_slot_of(a, k, h);
+	e = &a->places[a->nplaces++];
 	e->key = *k;
 	e->ns = ns;
 	e->count = n;
-	a->nplaces++;
+	s->hash = h;
+	s->ref = (__u32)a->nplaces;
 }
 
 /* Keeps the fields of `set` from the event; level 0 is what the table stores. */
@@ -513,10 +567,8 @@ void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
 			for (int f = 0; f < ATTR_FIELDS; f++)
 				ds->b[i].v[f] += ss->b[i].v[f];
 	}
-	for (size_t i = 0; i < src->cap; i++)
-		if (src->places[i].count)
-			place_add(dst, &src->places[i].key, src->places[i].ns,
-				  src->places[i].count);
+	for (size_t i = 0; i < src->nplaces; i++)
+		place_add(dst, &src->places[i].key, src->places[i].ns, src->places[i].count);
 	dst->places_unstored += src->places_unstored;
 	dst->places_unstored_ns += src->places_unstored_ns;
 }
@@ -528,13 +580,10 @@ bool attr_agg__equal(const struct attr_agg *a, const struct attr_agg *b)
 	if (a->nplaces != b->nplaces || a->places_unstored != b->places_unstored ||
 	    a->places_unstored_ns != b->places_unstored_ns)
 		return false;
-	for (size_t i = 0; i < a->cap; i++) {
-		const struct attr_place *e = &a->places[i], *o;
+	for (size_t i = 0; i < a->nplaces; i++) {
+		const struct attr_place *e = &a->places[i], *o = place_find(b, &e->key);
 
-		if (!e->count)
-			continue;
-		o = place_find(b->places, b->cap, &e->key);
-		if (o->count != e->count || o->ns != e->ns)
+		if (!o || o->count != e->count || o->ns != e->ns)
 			return false;
 	}
 	return true;
@@ -671,9 +720,7 @@ int attr_agg__encode(const struct attr_agg *a, void **buf, size_t *len)
 		}
 	}
 	w_le(&w, a->nplaces, 4);
-	for (size_t i = 0; i < a->cap; i++) {
-		if (!a->places[i].count)
-			continue;
+	for (size_t i = 0; i < a->nplaces; i++) {
 		w_key(&w, &a->places[i].key);
 		w_le(&w, a->places[i].ns, 8);
 		w_le(&w, a->places[i].count, 8);
@@ -844,13 +891,9 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 			r.err = -EINVAL;
 			break;
 		}
-		if (a->cap) {
-			const struct attr_place *e = place_find(a->places, a->cap, &k);
-
-			if (e->count) { /* duplicate key */
-				r.err = -EINVAL;
-				break;
-			}
+		if (place_find(a, &k)) { /* duplicate key */
+			r.err = -EINVAL;
+			break;
 		}
 		place_add(a, &k, ns, cnt);
 		if (a->nplaces != i + 1)
@@ -1080,10 +1123,10 @@ static void stage_places(const struct attr_agg *a, int role, const struct snapsh
 	sel = calloc(a->nplaces, sizeof(*sel));
 	if (!sel)
 		return;
-	for (size_t i = 0; i < a->cap; i++) {
+	for (size_t i = 0; i < a->nplaces; i++) {
 		const struct attr_place *e = &a->places[i];
 
-		if (e->count && e->key.part == part && e->key.role == role &&
+		if (e->key.part == part && e->key.role == role &&
 		    e->key.band >= band_lo) {
 			sel[n++] = *e;
 			total += e->ns;
