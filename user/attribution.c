@@ -336,46 +336,73 @@ static inline __u64 hash_mix(__u64 h, __u64 w)
 	return h ^ (h >> 29);
 }
 
-/* Field by field, in the widths the fields are written: a key filled a moment ago is
- * still in the store buffer, and word loads that span several of its narrow stores stall
- * until they drain (store-to-load forwarding fails; that stall was most of the hash's
- * time). Inlined after place_key_fill(), the compiler takes most fields from registers. */
-static inline __u64 key_hash(const struct attr_place_key *k)
+/* Three independent chains of three words each: a lookup waits for ~3 multiplies, not 9. */
+static inline __u64 hash_words(__u64 w0, __u64 w1, __u64 w2, __u64 w3, __u64 w4, __u64 w5,
+			       __u64 w6, __u64 w7, __u64 w8)
 {
-	__u64 h = 0x9e3779b97f4a7c15ULL, w[4];
+	__u64 a = 0x9e3779b97f4a7c15ULL, b = 0x243f6a8885a308d3ULL, c = 0x13198a2e03707344ULL;
+	__u64 h;
 
-	h = hash_mix(h, k->part | (__u64)k->band << 8 | (__u64)k->family << 16 |
-				(__u64)k->role << 24 | (__u64)k->level << 32);
-	h = hash_mix(h, k->netns | (__u64)k->ifindex << 32);
-	h = hash_mix(h, k->qdisc_handle | (__u64)k->tgid << 32);
-	h = hash_mix(h, k->tid | (__u64)k->cpu << 32);
-	h = hash_mix(h, k->lport | (__u64)k->rport << 16);
-	memcpy(w, k->raddr, sizeof(k->raddr));
-	/* comm[15] is always 0 and written apart from the rest: leave it out */
-	memcpy(w + 2, k->comm, 8);
-	memcpy(w + 3, k->comm + 7, 8);
-	for (int i = 0; i < 4; i++)
-		h = hash_mix(h, w[i]);
+	a = hash_mix(a, w0);
+	b = hash_mix(b, w1);
+	c = hash_mix(c, w2);
+	a = hash_mix(a, w3);
+	b = hash_mix(b, w4);
+	c = hash_mix(c, w5);
+	a = hash_mix(a, w6);
+	b = hash_mix(b, w7);
+	c = hash_mix(c, w8);
+	h = a ^ (b << 21 | b >> 43) ^ (c << 42 | c >> 22);
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ULL;
 	return h ^ (h >> 33);
 }
 
-/* Field by field for the same reason as key_hash(); comm[15] is always 0 (place_key_fill()
- * and the decoder see to it), the reserved bytes too. */
+static inline __u64 key_word0(__u8 part, __u8 band, __u8 family, __u8 role, __u8 level)
+{
+	return part | (__u64)band << 8 | (__u64)family << 16 | (__u64)role << 24 |
+	       (__u64)level << 32;
+}
+
+/* The hash of a stored key. place_key_fill() hashes the same words from the values it
+ * stores (see there why not from the key); test_merge_equals_add_all fails if they drift. */
+static __u64 key_hash(const struct attr_place_key *k)
+{
+	__u64 ra[2], cm[2];
+
+	memcpy(ra, k->raddr, sizeof(ra));
+	memcpy(cm, k->comm, sizeof(cm));
+	return hash_words(key_word0(k->part, k->band, k->family, k->role, k->level),
+			  k->netns | (__u64)k->ifindex << 32, k->qdisc_handle | (__u64)k->tgid << 32,
+			  k->tid | (__u64)k->cpu << 32, k->lport | (__u64)k->rport << 16, ra[0], ra[1],
+			  cm[0], cm[1]);
+}
+
+/* 16 bytes as two words (memcmp is a call, and reads them in other widths) */
+static inline bool words_equal(const void *a, const void *b)
+{
+	__u64 x[2], y[2];
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	return x[0] == y[0] && x[1] == y[1];
+}
+
+/* Field by field, in the widths place_key_fill() writes them: a key filled a moment ago is
+ * still in the store buffer, and a wider load that spans several of its stores (memcmp's)
+ * stalls until they drain. */
 static inline bool key_equal(const struct attr_place_key *a, const struct attr_place_key *b)
 {
 	return a->part == b->part && a->band == b->band && a->family == b->family &&
 	       a->role == b->role && a->level == b->level && a->netns == b->netns &&
 	       a->ifindex == b->ifindex && a->qdisc_handle == b->qdisc_handle &&
 	       a->tgid == b->tgid && a->tid == b->tid && a->cpu == b->cpu &&
-	       a->lport == b->lport && a->rport == b->rport &&
-	       !memcmp(a->raddr, b->raddr, sizeof(a->raddr)) && !memcmp(a->comm, b->comm, 8) &&
-	       !memcmp(a->comm + 7, b->comm + 7, 8);
+	       a->lport == b->lport && a->rport == b->rport && words_equal(a->raddr, b->raddr) &&
+	       words_equal(a->comm, b->comm);
 }
 
 /* The index slot holding k, or the empty slot where it would go (a->cap > 0). */
-static struct place_slot *place_slot_of(const struct attr_agg *a, const struct attr_place_key *k,
+static inline struct place_slot *place_slot_of(const struct attr_agg *a, const struct attr_place_key *k,
 					__u32 h)
 {
 	size_t i = h & (a->cap - 1);
@@ -471,38 +498,60 @@ static void place_add(struct attr_agg *a, const struct attr_place_key *k, __u32 
 	s->ref = (__u32)a->nplaces;
 }
 
-/* Keeps the fields of `set` from the event; level 0 is what the table stores. */
-static void place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 band,
-			   const struct req_event *ev)
+/* The last byte of comm as a mask on its second 8-byte word (the name is cut there). */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define COMM_CUT_MASK 0x00ffffffffffffffULL
+#else
+#define COMM_CUT_MASK 0xffffffffffffff00ULL
+#endif
+
+/* Keeps the fields of `set` from the event (level 0 is what the table stores) and returns
+ * the key's hash. Every field is written once, and the hash is taken from the values, not
+ * read back from the key: loads spanning several narrow stores still in the store buffer
+ * stall until they drain (store-to-load forwarding fails), which was most of the time of
+ * hashing a key read back. */
+static __u64 place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 band,
+			    const struct req_event *ev)
 {
 	unsigned set = parts[p].place_fine;
+	bool dev = set & PLACE_DEV, flow = set & (PLACE_FLOW | PLACE_PEER);
+	bool proc = set & PLACE_PROC;
+	__u8 role = ev->role == ROLE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
+	__u8 family = flow ? ev->family : 0;
+	__u32 netns = dev ? ev->netns : 0, ifindex = dev ? ev->ifindex : 0;
+	__u32 qdisc = dev ? ev->qdisc_handle : 0, tgid = proc ? ev->tgid : 0;
+	__u32 tid = set & PLACE_TID ? ev->tid : 0, cpu = set & PLACE_CPU ? ev->cpu : 0;
+	__u16 lport = flow ? ev->lport : 0, rport = flow ? ev->rport : 0;
+	__u64 ra[2] = { 0, 0 }, cm[2] = { 0, 0 };
 
-	memset(k, 0, sizeof(*k));
+	if (flow && !(set & PLACE_FLOW)) /* keep the service port only */
+		*(role == ROLE_CLIENT ? &lport : &rport) = 0;
+	if (flow)
+		memcpy(ra, ev->raddr, sizeof(ra));
+	if (proc) {
+		memcpy(cm, ev->comm, sizeof(cm));
+		cm[1] &= COMM_CUT_MASK;
+	}
 	k->part = (__u8)p;
 	k->band = (__u8)band;
-	k->role = ev->role == ROLE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
-	if (set & PLACE_DEV) {
-		k->netns = ev->netns;
-		k->ifindex = ev->ifindex;
-		k->qdisc_handle = ev->qdisc_handle;
-	}
-	if (set & (PLACE_FLOW | PLACE_PEER)) {
-		k->family = ev->family;
-		k->lport = ev->lport;
-		k->rport = ev->rport;
-		memcpy(k->raddr, ev->raddr, sizeof(k->raddr));
-		if (!(set & PLACE_FLOW)) /* keep the service port only */
-			*(k->role == ROLE_CLIENT ? &k->lport : &k->rport) = 0;
-	}
-	if (set & PLACE_PROC) {
-		k->tgid = ev->tgid;
-		memcpy(k->comm, ev->comm, sizeof(k->comm));
-		k->comm[sizeof(k->comm) - 1] = 0;
-	}
-	if (set & PLACE_TID)
-		k->tid = ev->tid;
-	if (set & PLACE_CPU)
-		k->cpu = ev->cpu;
+	k->family = family;
+	k->role = role;
+	k->level = 0;
+	memset(k->reserved, 0, sizeof(k->reserved));
+	k->netns = netns;
+	k->ifindex = ifindex;
+	k->qdisc_handle = qdisc;
+	k->tgid = tgid;
+	k->tid = tid;
+	k->cpu = cpu;
+	k->lport = lport;
+	k->rport = rport;
+	memcpy(k->raddr, ra, sizeof(ra));
+	memcpy(k->comm, cm, sizeof(cm));
+	return hash_words(key_word0((__u8)p, (__u8)band, family, role, 0),
+			  netns | (__u64)ifindex << 32, qdisc | (__u64)tgid << 32,
+			  tid | (__u64)cpu << 32, lport | (__u64)rport << 16, ra[0], ra[1], cm[0],
+			  cm[1]);
 }
 
 /* The same place at the coarse level of its part (level = 1 marks it). */
@@ -571,11 +620,12 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 
 	for (int p = 0; p < ATTR_PARTS; p++) {
 		struct attr_place_key k;
+		__u64 h;
 
 		if (!s.part_ns[p] || s.part_ns[p] < s.latency_ns >> ATTR_PLACE_MIN_SHIFT)
 			continue;
-		place_key_fill(&k, p, slot >> ATTR_BAND_SHIFT, ev);
-		place_add(a, &k, (__u32)key_hash(&k), s.part_ns[p], 1);
+		h = place_key_fill(&k, p, slot >> ATTR_BAND_SHIFT, ev);
+		place_add(a, &k, (__u32)h, s.part_ns[p], 1);
 	}
 }
 
