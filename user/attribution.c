@@ -581,15 +581,21 @@ static void place_key_coarsen(struct attr_place_key *k)
 
 void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 {
+	struct attr_place_key keys[ATTR_PARTS];
+	__u64 hashes[ATTR_PARTS];
+	int kparts[ATTR_PARTS], nkeys = 0;
 	struct attr_split s;
 	struct attr_side *sd;
 	struct attr_bucket *b;
 	__u32 slot;
 
-	attr_split_request(ev, &s);
-	slot = hist_slot(s.latency_ns);
+	/* the bucket is known from the latency alone: ask for its lines before the split */
+	slot = hist_slot(ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0);
 	sd = &a->side[ev->role == ROLE_CLIENT ? SIDE_CLIENT : SIDE_SERVER];
 	b = &sd->b[slot];
+	for (size_t off = 0; off < sizeof(*b); off += 64)
+		__builtin_prefetch((const char *)b + off, 1);
+	attr_split_request(ev, &s);
 	hist_record(&sd->lat, s.latency_ns);
 	if (s.ttft_ns)
 		hist_record(&sd->ttft, s.ttft_ns);
@@ -618,15 +624,19 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 	for (int p = 0; p < ATTR_PARTS; p++)
 		b->v[F_PARTS + p] += s.part_ns[p];
 
+	/* all keys first, their index slots asked for at once: the lookups then wait for
+	 * memory together instead of one after the other (the index and the places are
+	 * mostly out of cache when a batch of events starts) */
 	for (int p = 0; p < ATTR_PARTS; p++) {
-		struct attr_place_key k;
-		__u64 h;
-
 		if (!s.part_ns[p] || s.part_ns[p] < s.latency_ns >> ATTR_PLACE_MIN_SHIFT)
 			continue;
-		h = place_key_fill(&k, p, slot >> ATTR_BAND_SHIFT, ev);
-		place_add(a, &k, (__u32)h, s.part_ns[p], 1);
+		hashes[nkeys] = place_key_fill(&keys[nkeys], p, slot >> ATTR_BAND_SHIFT, ev);
+		if (a->cap)
+			__builtin_prefetch(&a->index[hashes[nkeys] & (a->cap - 1)]);
+		kparts[nkeys++] = p;
 	}
+	for (int i = 0; i < nkeys; i++)
+		place_add(a, &keys[i], (__u32)hashes[i], s.part_ns[kparts[i]], 1);
 }
 
 void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
