@@ -155,6 +155,7 @@ void attr_split_request(const struct req_event *ev, struct attr_split *o)
 {
 	const __u64 *st = ev->stage_ns;
 	struct filler f = { .out = o->part_ns };
+	__u64 cls[ATTR_CLASSES] = { 0 };
 	__u64 L, T = 0;
 	bool have_first;
 
@@ -220,8 +221,12 @@ void attr_split_request(const struct req_event *ev, struct attr_split *o)
 		claim_all(&f, srv_response, N(srv_response));
 		claim_rest(&f, PART_UNCOVERED);
 	}
+	/* unrolled, parts[p].class is a constant and the sums stay in registers (a loop adds
+	 * through memory, each add waiting for the last one's store) */
+#pragma GCC unroll 32
 	for (int p = 0; p < ATTR_PARTS; p++)
-		o->class_ns[parts[p].class] += o->part_ns[p];
+		cls[parts[p].class] += o->part_ns[p];
+	memcpy(o->class_ns, cls, sizeof(cls));
 }
 
 /* ---- the aggregate ---- */
@@ -292,10 +297,22 @@ struct attr_side {
 	struct attr_bucket b[HIST_SLOTS];
 };
 
+/* A slot of the place index: the key's hash (low 32 bits, which also give its home
+ * slot) and the place's position in the dense array + 1 (0: empty). Probing touches only
+ * these 8-byte slots, not the 88-byte places, and compares keys only when hashes agree:
+ * the index stays in cache where a table of whole places did not (every request looks up
+ * several places). */
+struct place_slot {
+	__u32 hash;
+	__u32 ref;
+};
+
 struct attr_agg {
 	struct attr_side side[SIDES];
-	struct attr_place *places;	/* open addressing, count == 0 means empty */
-	size_t nplaces, cap;
+	struct attr_place *places;	/* dense, in insertion order */
+	size_t nplaces, places_cap;
+	struct place_slot *index;	/* open addressing over places, load <= 1/2 */
+	size_t cap;			/* index slots, a power of two */
 	__u64 places_unstored, places_unstored_ns;
 };
 
@@ -309,6 +326,7 @@ void attr_agg__free(struct attr_agg *a)
 	if (!a)
 		return;
 	free(a->places);
+	free(a->index);
 	free(a);
 }
 
@@ -317,113 +335,228 @@ __u64 attr_agg__requests(const struct attr_agg *a)
 	return a ? a->side[SIDE_SERVER].lat.count + a->side[SIDE_CLIENT].lat.count : 0;
 }
 
-/* Eight bytes a step (the key is hashed for every stage of every request): a
- * multiply-xorshift mix, then a final avalanche. */
-static __u64 key_hash(const struct attr_place_key *k)
+static inline __u64 hash_mix(__u64 h, __u64 w)
 {
-	const unsigned char *p = (const unsigned char *)k;
-	__u64 h = 0x9e3779b97f4a7c15ULL, w;
-	size_t i = 0;
+	h = (h ^ w) * 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 29);
+}
 
-	for (; i + 8 <= sizeof(*k); i += 8) {
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 29;
-	}
-	for (; i < sizeof(*k); i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
+/* Three independent chains of three words each: a lookup waits for ~3 multiplies, not 9. */
+static inline __u64 hash_words(__u64 w0, __u64 w1, __u64 w2, __u64 w3, __u64 w4, __u64 w5,
+			       __u64 w6, __u64 w7, __u64 w8)
+{
+	__u64 a = 0x9e3779b97f4a7c15ULL, b = 0x243f6a8885a308d3ULL, c = 0x13198a2e03707344ULL;
+	__u64 h;
+
+	a = hash_mix(a, w0);
+	b = hash_mix(b, w1);
+	c = hash_mix(c, w2);
+	a = hash_mix(a, w3);
+	b = hash_mix(b, w4);
+	c = hash_mix(c, w5);
+	a = hash_mix(a, w6);
+	b = hash_mix(b, w7);
+	c = hash_mix(c, w8);
+	h = a ^ (b << 21 | b >> 43) ^ (c << 42 | c >> 22);
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ULL;
 	return h ^ (h >> 33);
 }
 
-static struct attr_place *place_find(struct attr_place *tab, size_t cap,
-				     const struct attr_place_key *k)
+static inline __u64 key_word0(__u8 part, __u8 band, __u8 family, __u8 role, __u8 level)
 {
-	size_t i = key_hash(k) & (cap - 1);
+	return part | (__u64)band << 8 | (__u64)family << 16 | (__u64)role << 24 |
+	       (__u64)level << 32;
+}
+
+/* The hash of a stored key. place_key_fill() hashes the same words from the values it
+ * stores (see there why not from the key); test_merge_equals_add_all fails if they drift. */
+static __u64 key_hash(const struct attr_place_key *k)
+{
+	__u64 ra[2], cm[2];
+
+	memcpy(ra, k->raddr, sizeof(ra));
+	memcpy(cm, k->comm, sizeof(cm));
+	return hash_words(key_word0(k->part, k->band, k->family, k->role, k->level),
+			  k->netns | (__u64)k->ifindex << 32, k->qdisc_handle | (__u64)k->tgid << 32,
+			  k->tid | (__u64)k->cpu << 32, k->lport | (__u64)k->rport << 16, ra[0], ra[1],
+			  cm[0], cm[1]);
+}
+
+/* 16 bytes as two words (memcmp is a call, and reads them in other widths) */
+static inline bool words_equal(const void *a, const void *b)
+{
+	__u64 x[2], y[2];
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	return x[0] == y[0] && x[1] == y[1];
+}
+
+/* Field by field, in the widths place_key_fill() writes them: a key filled a moment ago is
+ * still in the store buffer, and a wider load that spans several of its stores (memcmp's)
+ * stalls until they drain. */
+static inline bool key_equal(const struct attr_place_key *a, const struct attr_place_key *b)
+{
+	return a->part == b->part && a->band == b->band && a->family == b->family &&
+	       a->role == b->role && a->level == b->level && a->netns == b->netns &&
+	       a->ifindex == b->ifindex && a->qdisc_handle == b->qdisc_handle &&
+	       a->tgid == b->tgid && a->tid == b->tid && a->cpu == b->cpu &&
+	       a->lport == b->lport && a->rport == b->rport && words_equal(a->raddr, b->raddr) &&
+	       words_equal(a->comm, b->comm);
+}
+
+/* The index slot holding k, or the empty slot where it would go (a->cap > 0). */
+static inline struct place_slot *place_slot_of(const struct attr_agg *a, const struct attr_place_key *k,
+					__u32 h)
+{
+	size_t i = h & (a->cap - 1);
 
 	for (;;) {
-		if (!tab[i].count || !memcmp(&tab[i].key, k, sizeof(*k)))
-			return &tab[i];
-		i = (i + 1) & (cap - 1);
+		struct place_slot *s = &a->index[i];
+
+		if (!s->ref || (s->hash == h && key_equal(&a->places[s->ref - 1].key, k)))
+			return s;
+		i = (i + 1) & (a->cap - 1);
 	}
 }
 
-static int places_grow(struct attr_agg *a)
+static const struct attr_place *place_find(const struct attr_agg *a,
+					   const struct attr_place_key *k)
 {
-	size_t ncap = a->cap ? a->cap * 2 : 64;
-	struct attr_place *n = calloc(ncap, sizeof(*n));
+	const struct place_slot *s;
 
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->cap; i++)
-		if (a->places[i].count)
-			*place_find(n, ncap, &a->places[i].key) = a->places[i];
-	free(a->places);
-	a->places = n;
-	a->cap = ncap;
-	return 0;
+	if (!a->cap)
+		return NULL;
+	s = place_slot_of(a, k, (__u32)key_hash(k));
+	return s->ref ? &a->places[s->ref - 1] : NULL;
 }
 
-static void place_add(struct attr_agg *a, const struct attr_place_key *k, __u64 ns, __u64 n)
+/* Room for one more place: grows the dense array and, past half load, the index (rebuilt
+ * from the stored hashes). Returns 1 when the index moved, 0, or -ENOMEM. */
+static int places_reserve(struct attr_agg *a)
 {
+	size_t ncap;
+	struct place_slot *n;
+
+	if (a->nplaces == a->places_cap) {
+		size_t pcap = a->places_cap ? a->places_cap * 2 : 32;
+		struct attr_place *np = realloc(a->places, pcap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		a->places = np;
+		a->places_cap = pcap;
+	}
+	if ((a->nplaces + 1) * 2 <= a->cap)
+		return 0;
+	ncap = a->cap ? a->cap * 2 : 64;
+	n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->cap; i++) {
+		size_t j = a->index[i].hash & (ncap - 1);
+
+		if (!a->index[i].ref)
+			continue;
+		while (n[j].ref)
+			j = (j + 1) & (ncap - 1);
+		n[j] = a->index[i];
+	}
+	free(a->index);
+	a->index = n;
+	a->cap = ncap;
+	return 1;
+}
+
+/* h: key_hash(k), computed by the caller where k was filled (see key_hash()) */
+static void place_add(struct attr_agg *a, const struct attr_place_key *k, __u32 h, __u64 ns,
+		      __u64 n)
+{
+	struct place_slot *s = NULL;
 	struct attr_place *e;
+	int r = 0;
 
 	if (!n)
 		return;
 	if (a->cap) {
-		e = place_find(a->places, a->cap, k);
-		if (e->count) {
+		s = place_slot_of(a, k, h);
+		if (s->ref) {
+			e = &a->places[s->ref - 1];
 			e->ns += ns;
 			e->count += n;
 			return;
 		}
 	}
-	if (a->nplaces >= ATTR_PLACES_MAX ||
-	    ((a->nplaces + 1) * 2 > a->cap && places_grow(a))) {
+	if (a->nplaces >= ATTR_PLACES_MAX || (r = places_reserve(a)) < 0) {
 		a->places_unstored += n;
 		a->places_unstored_ns += ns;
 		return;
 	}
-	e = place_find(a->places, a->cap, k);
+	if (r || !s)
+		s = place_slot_of(a, k, h);
+	e = &a->places[a->nplaces++];
 	e->key = *k;
 	e->ns = ns;
 	e->count = n;
-	a->nplaces++;
+	s->hash = h;
+	s->ref = (__u32)a->nplaces;
 }
 
-/* Keeps the fields of `set` from the event; level 0 is what the table stores. */
-static void place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 band,
-			   const struct req_event *ev)
+/* The last byte of comm as a mask on its second 8-byte word (the name is cut there). */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define COMM_CUT_MASK 0x00ffffffffffffffULL
+#else
+#define COMM_CUT_MASK 0xffffffffffffff00ULL
+#endif
+
+/* Keeps the fields of `set` from the event (level 0 is what the table stores) and returns
+ * the key's hash. Every field is written once, and the hash is taken from the values, not
+ * read back from the key: loads spanning several narrow stores still in the store buffer
+ * stall until they drain (store-to-load forwarding fails), which was most of the time of
+ * hashing a key read back. */
+static __u64 place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 band,
+			    const struct req_event *ev)
 {
 	unsigned set = parts[p].place_fine;
+	bool dev = set & PLACE_DEV, flow = set & (PLACE_FLOW | PLACE_PEER);
+	bool proc = set & PLACE_PROC;
+	__u8 role = ev->role == ROLE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
+	__u8 family = flow ? ev->family : 0;
+	__u32 netns = dev ? ev->netns : 0, ifindex = dev ? ev->ifindex : 0;
+	__u32 qdisc = dev ? ev->qdisc_handle : 0, tgid = proc ? ev->tgid : 0;
+	__u32 tid = set & PLACE_TID ? ev->tid : 0, cpu = set & PLACE_CPU ? ev->cpu : 0;
+	__u16 lport = flow ? ev->lport : 0, rport = flow ? ev->rport : 0;
+	__u64 ra[2] = { 0, 0 }, cm[2] = { 0, 0 };
 
-	memset(k, 0, sizeof(*k));
+	if (flow && !(set & PLACE_FLOW)) /* keep the service port only */
+		*(role == ROLE_CLIENT ? &lport : &rport) = 0;
+	if (flow)
+		memcpy(ra, ev->raddr, sizeof(ra));
+	if (proc) {
+		memcpy(cm, ev->comm, sizeof(cm));
+		cm[1] &= COMM_CUT_MASK;
+	}
 	k->part = (__u8)p;
 	k->band = (__u8)band;
-	k->role = ev->role == ROLE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
-	if (set & PLACE_DEV) {
-		k->netns = ev->netns;
-		k->ifindex = ev->ifindex;
-		k->qdisc_handle = ev->qdisc_handle;
-	}
-	if (set & (PLACE_FLOW | PLACE_PEER)) {
-		k->family = ev->family;
-		k->lport = ev->lport;
-		k->rport = ev->rport;
-		memcpy(k->raddr, ev->raddr, sizeof(k->raddr));
-		if (!(set & PLACE_FLOW)) /* keep the service port only */
-			*(k->role == ROLE_CLIENT ? &k->lport : &k->rport) = 0;
-	}
-	if (set & PLACE_PROC) {
-		k->tgid = ev->tgid;
-		memcpy(k->comm, ev->comm, sizeof(k->comm));
-		k->comm[sizeof(k->comm) - 1] = 0;
-	}
-	if (set & PLACE_TID)
-		k->tid = ev->tid;
-	if (set & PLACE_CPU)
-		k->cpu = ev->cpu;
+	k->family = family;
+	k->role = role;
+	k->level = 0;
+	memset(k->reserved, 0, sizeof(k->reserved));
+	k->netns = netns;
+	k->ifindex = ifindex;
+	k->qdisc_handle = qdisc;
+	k->tgid = tgid;
+	k->tid = tid;
+	k->cpu = cpu;
+	k->lport = lport;
+	k->rport = rport;
+	memcpy(k->raddr, ra, sizeof(ra));
+	memcpy(k->comm, cm, sizeof(cm));
+	return hash_words(key_word0((__u8)p, (__u8)band, family, role, 0),
+			  netns | (__u64)ifindex << 32, qdisc | (__u64)tgid << 32,
+			  tid | (__u64)cpu << 32, lport | (__u64)rport << 16, ra[0], ra[1], cm[0],
+			  cm[1]);
 }
 
 /* The same place at the coarse level of its part (level = 1 marks it). */
@@ -453,15 +586,21 @@ static void place_key_coarsen(struct attr_place_key *k)
 
 void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 {
+	struct attr_place_key keys[ATTR_PARTS];
+	__u64 hashes[ATTR_PARTS];
+	int kparts[ATTR_PARTS], nkeys = 0;
 	struct attr_split s;
 	struct attr_side *sd;
 	struct attr_bucket *b;
 	__u32 slot;
 
-	attr_split_request(ev, &s);
-	slot = hist_slot(s.latency_ns);
+	/* the bucket is known from the latency alone: ask for its lines before the split */
+	slot = hist_slot(ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0);
 	sd = &a->side[ev->role == ROLE_CLIENT ? SIDE_CLIENT : SIDE_SERVER];
 	b = &sd->b[slot];
+	for (size_t off = 0; off < sizeof(*b); off += 64)
+		__builtin_prefetch((const char *)b + off, 1);
+	attr_split_request(ev, &s);
 	hist_record(&sd->lat, s.latency_ns);
 	if (s.ttft_ns)
 		hist_record(&sd->ttft, s.ttft_ns);
@@ -490,14 +629,19 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 	for (int p = 0; p < ATTR_PARTS; p++)
 		b->v[F_PARTS + p] += s.part_ns[p];
 
+	/* all keys first, their index slots asked for at once: the lookups then wait for
+	 * memory together instead of one after the other (the index and the places are
+	 * mostly out of cache when a batch of events starts) */
 	for (int p = 0; p < ATTR_PARTS; p++) {
-		struct attr_place_key k;
-
 		if (!s.part_ns[p] || s.part_ns[p] < s.latency_ns >> ATTR_PLACE_MIN_SHIFT)
 			continue;
-		place_key_fill(&k, p, slot >> ATTR_BAND_SHIFT, ev);
-		place_add(a, &k, s.part_ns[p], 1);
+		hashes[nkeys] = place_key_fill(&keys[nkeys], p, slot >> ATTR_BAND_SHIFT, ev);
+		if (a->cap)
+			__builtin_prefetch(&a->index[hashes[nkeys] & (a->cap - 1)]);
+		kparts[nkeys++] = p;
 	}
+	for (int i = 0; i < nkeys; i++)
+		place_add(a, &keys[i], (__u32)hashes[i], s.part_ns[kparts[i]], 1);
 }
 
 void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
@@ -513,10 +657,9 @@ void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
 			for (int f = 0; f < ATTR_FIELDS; f++)
 				ds->b[i].v[f] += ss->b[i].v[f];
 	}
-	for (size_t i = 0; i < src->cap; i++)
-		if (src->places[i].count)
-			place_add(dst, &src->places[i].key, src->places[i].ns,
-				  src->places[i].count);
+	for (size_t i = 0; i < src->nplaces; i++)
+		place_add(dst, &src->places[i].key, (__u32)key_hash(&src->places[i].key),
+			  src->places[i].ns, src->places[i].count);
 	dst->places_unstored += src->places_unstored;
 	dst->places_unstored_ns += src->places_unstored_ns;
 }
@@ -528,43 +671,54 @@ bool attr_agg__equal(const struct attr_agg *a, const struct attr_agg *b)
 	if (a->nplaces != b->nplaces || a->places_unstored != b->places_unstored ||
 	    a->places_unstored_ns != b->places_unstored_ns)
 		return false;
-	for (size_t i = 0; i < a->cap; i++) {
-		const struct attr_place *e = &a->places[i], *o;
+	for (size_t i = 0; i < a->nplaces; i++) {
+		const struct attr_place *e = &a->places[i], *o = place_find(b, &e->key);
 
-		if (!e->count)
-			continue;
-		o = place_find(b->places, b->cap, &e->key);
-		if (o->count != e->count || o->ns != e->ns)
+		if (!o || o->count != e->count || o->ns != e->ns)
 			return false;
 	}
 	return true;
 }
 
 /* ---- encoding ----
- * All integers little-endian. Layout:
- *   "TTAT" u16 version u16 nfields u16 nparts u16 reserved u64 total_len
+ * Layout:
+ *   "TTAT" u16 version u16 nfields u16 nparts u16 reserved u64 total_len  (little-endian)
  *   per side (server, client):
- *     3 x hist: u64 count sum max, u32 n, n x (u32 slot, u64 value)
- *     u32 nbuckets, nbuckets x (u32 slot, nfields x u64)
- *   u32 nplaces, nplaces x (key bytes, u64 ns, u64 count)
- *   u64 places_unstored, u64 places_unstored_ns
- *   u64 FNV-1a of everything before it
+ *     3 x hist: count sum max, n, n x (slot, value)
+ *     nbuckets, nbuckets x (slot, nfields x value)
+ *   nplaces, nplaces x place
+ *   places_unstored, places_unstored_ns
+ *   u64 FNV-1a of everything before it (little-endian)
+ * Version 2 (written) stores every number between header and checksum as an unsigned
+ * LEB128 varint (canonical: no padding bytes, within the field's width), and a place as
+ *   part band family role netns ifindex qdisc tgid tid cpu lport rport, u8 present
+ *   (bit 0: 16 raddr bytes follow, bit 1: 16 comm bytes follow; absent ones are zero and
+ *   present ones are not all zero), ns count.
+ * Most numbers are small or zero, so a snapshot's blob is less than half of version 1's,
+ * which the record path encodes and compresses every interval.
+ * Version 1 (still read) has the same order with fixed-width numbers: u32 counts and
+ * slots, u64 values, a place's key as u8 x4, u32 x6, u16 x2, raddr, comm, then u64 ns
+ * and count.
  * A decoder refuses other versions and other field/part counts: a record written by a
  * different model is not silently reinterpreted. */
 #define ATTR_MAGIC "TTAT"
-#define ATTR_VERSION 1
+#define ATTR_VERSION 2
+#define ATTR_VERSION_FIXED 1
 #define ATTR_HDR_LEN 20
+#define ATTR_PRESENT_RADDR 1u
+#define ATTR_PRESENT_COMM 2u
 
 struct wbuf {
 	unsigned char *p;
 	size_t len, cap;
 	int err;
+	bool varint;	/* version 2 numbers */
 };
 
-static void w_bytes(struct wbuf *w, const void *src, size_t n)
+static bool w_room(struct wbuf *w, size_t n)
 {
 	if (w->err)
-		return;
+		return false;
 	if (w->len + n > w->cap) {
 		size_t ncap = w->cap ? w->cap : 4096;
 		unsigned char *np;
@@ -574,58 +728,99 @@ static void w_bytes(struct wbuf *w, const void *src, size_t n)
 		np = realloc(w->p, ncap);
 		if (!np) {
 			w->err = -ENOMEM;
-			return;
+			return false;
 		}
 		w->p = np;
 		w->cap = ncap;
 	}
+	return true;
+}
+
+static void w_bytes(struct wbuf *w, const void *src, size_t n)
+{
+	if (!w_room(w, n))
+		return;
 	memcpy(w->p + w->len, src, n);
 	w->len += n;
 }
 
 static void w_le(struct wbuf *w, __u64 v, int n)
 {
-	unsigned char b[8];
-
+	if (!w_room(w, (size_t)n))
+		return;
 	for (int i = 0; i < n; i++)
-		b[i] = (unsigned char)(v >> (8 * i));
-	w_bytes(w, b, n);
+		w->p[w->len++] = (unsigned char)(v >> (8 * i));
+}
+
+/* A number of a field n bytes wide: a varint in version 2, n bytes in version 1. */
+static void w_num(struct wbuf *w, __u64 v, int n)
+{
+	if (!w->varint) {
+		w_le(w, v, n);
+		return;
+	}
+	if (!w_room(w, 10))
+		return;
+	while (v >= 0x80) {
+		w->p[w->len++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	w->p[w->len++] = (unsigned char)v;
 }
 
 static void w_hist(struct wbuf *w, const struct hist *h)
 {
 	__u32 n = 0;
 
-	w_le(w, h->count, 8);
-	w_le(w, h->sum_ns, 8);
-	w_le(w, h->max_ns, 8);
+	w_num(w, h->count, 8);
+	w_num(w, h->sum_ns, 8);
+	w_num(w, h->max_ns, 8);
 	for (__u32 i = 0; i < HIST_SLOTS; i++)
 		n += !!h->slots[i];
-	w_le(w, n, 4);
+	w_num(w, n, 4);
 	for (__u32 i = 0; i < HIST_SLOTS; i++) {
 		if (!h->slots[i])
 			continue;
-		w_le(w, i, 4);
-		w_le(w, h->slots[i], 8);
+		w_num(w, i, 4);
+		w_num(w, h->slots[i], 8);
 	}
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
 }
 
 static void w_key(struct wbuf *w, const struct attr_place_key *k)
 {
-	w_le(w, k->part, 1);
-	w_le(w, k->band, 1);
-	w_le(w, k->family, 1);
-	w_le(w, k->role, 1);
-	w_le(w, k->netns, 4);
-	w_le(w, k->ifindex, 4);
-	w_le(w, k->qdisc_handle, 4);
-	w_le(w, k->tgid, 4);
-	w_le(w, k->tid, 4);
-	w_le(w, k->cpu, 4);
-	w_le(w, k->lport, 2);
-	w_le(w, k->rport, 2);
-	w_bytes(w, k->raddr, sizeof(k->raddr));
-	w_bytes(w, k->comm, sizeof(k->comm));
+	unsigned present = 0;
+
+	w_num(w, k->part, 1);
+	w_num(w, k->band, 1);
+	w_num(w, k->family, 1);
+	w_num(w, k->role, 1);
+	w_num(w, k->netns, 4);
+	w_num(w, k->ifindex, 4);
+	w_num(w, k->qdisc_handle, 4);
+	w_num(w, k->tgid, 4);
+	w_num(w, k->tid, 4);
+	w_num(w, k->cpu, 4);
+	w_num(w, k->lport, 2);
+	w_num(w, k->rport, 2);
+	if (w->varint) {
+		present = (all_zero(k->raddr, sizeof(k->raddr)) ? 0 : ATTR_PRESENT_RADDR) |
+			  (all_zero(k->comm, sizeof(k->comm)) ? 0 : ATTR_PRESENT_COMM);
+		w_le(w, present, 1);
+	}
+	if (!w->varint || (present & ATTR_PRESENT_RADDR))
+		w_bytes(w, k->raddr, sizeof(k->raddr));
+	if (!w->varint || (present & ATTR_PRESENT_COMM))
+		w_bytes(w, k->comm, sizeof(k->comm));
 }
 
 #define ATTR_KEY_LEN (4 + 6 * 4 + 2 * 2 + 16 + 16)
@@ -641,13 +836,15 @@ static __u64 fnv1a(const unsigned char *p, size_t n)
 	return h;
 }
 
-int attr_agg__encode(const struct attr_agg *a, void **buf, size_t *len)
+int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, size_t *len)
 {
-	struct wbuf w = { 0 };
+	struct wbuf w = { .varint = version == ATTR_VERSION };
 	__u32 n = 0;
 
+	if (version != ATTR_VERSION && version != ATTR_VERSION_FIXED)
+		return -EINVAL;
 	w_bytes(&w, ATTR_MAGIC, 4);
-	w_le(&w, ATTR_VERSION, 2);
+	w_le(&w, (__u64)version, 2);
 	w_le(&w, ATTR_FIELDS, 2);
 	w_le(&w, ATTR_PARTS, 2);
 	w_le(&w, 0, 2);
@@ -661,25 +858,23 @@ int attr_agg__encode(const struct attr_agg *a, void **buf, size_t *len)
 		n = 0;
 		for (__u32 i = 0; i < HIST_SLOTS; i++)
 			n += !!sd->b[i].v[F_COUNT];
-		w_le(&w, n, 4);
+		w_num(&w, n, 4);
 		for (__u32 i = 0; i < HIST_SLOTS; i++) {
 			if (!sd->b[i].v[F_COUNT])
 				continue;
-			w_le(&w, i, 4);
+			w_num(&w, i, 4);
 			for (int f = 0; f < ATTR_FIELDS; f++)
-				w_le(&w, sd->b[i].v[f], 8);
+				w_num(&w, sd->b[i].v[f], 8);
 		}
 	}
-	w_le(&w, a->nplaces, 4);
-	for (size_t i = 0; i < a->cap; i++) {
-		if (!a->places[i].count)
-			continue;
+	w_num(&w, a->nplaces, 4);
+	for (size_t i = 0; i < a->nplaces; i++) {
 		w_key(&w, &a->places[i].key);
-		w_le(&w, a->places[i].ns, 8);
-		w_le(&w, a->places[i].count, 8);
+		w_num(&w, a->places[i].ns, 8);
+		w_num(&w, a->places[i].count, 8);
 	}
-	w_le(&w, a->places_unstored, 8);
-	w_le(&w, a->places_unstored_ns, 8);
+	w_num(&w, a->places_unstored, 8);
+	w_num(&w, a->places_unstored_ns, 8);
 	if (!w.err) {
 		size_t total = w.len + 8;
 
@@ -696,10 +891,16 @@ int attr_agg__encode(const struct attr_agg *a, void **buf, size_t *len)
 	return 0;
 }
 
+int attr_agg__encode(const struct attr_agg *a, void **buf, size_t *len)
+{
+	return attr_agg__encode_version(a, ATTR_VERSION, buf, len);
+}
+
 struct rbuf {
 	const unsigned char *p;
 	size_t len, off;
 	int err;
+	bool varint;	/* version 2 numbers */
 };
 
 static __u64 r_le(struct rbuf *r, int n)
@@ -714,6 +915,34 @@ static __u64 r_le(struct rbuf *r, int n)
 		v |= (__u64)r->p[r->off + i] << (8 * i);
 	r->off += n;
 	return v;
+}
+
+/* A number of a field n bytes wide (see w_num()); a varint must be canonical and fit. */
+static __u64 r_num(struct rbuf *r, int n)
+{
+	__u64 v = 0;
+
+	if (!r->varint)
+		return r_le(r, n);
+	for (int shift = 0; !r->err; shift += 7) {
+		unsigned char b;
+
+		if (r->off == r->len || shift > 63) {
+			r->err = -EINVAL;
+			break;
+		}
+		b = r->p[r->off++];
+		if ((shift == 63 && b > 1) || (shift && !b)) {
+			r->err = -EINVAL; /* past 64 bits, or a padding byte */
+			break;
+		}
+		v |= (__u64)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	if (!r->err && n < 8 && v >> (8 * n))
+		r->err = -EINVAL;
+	return r->err ? 0 : v;
 }
 
 static void r_bytes(struct rbuf *r, void *dst, size_t n)
@@ -731,15 +960,15 @@ static void r_hist(struct rbuf *r, struct hist *h)
 	__u64 total = 0;
 	__u32 n, prev = 0;
 
-	h->count = r_le(r, 8);
-	h->sum_ns = r_le(r, 8);
-	h->max_ns = r_le(r, 8);
-	n = (__u32)r_le(r, 4);
+	h->count = r_num(r, 8);
+	h->sum_ns = r_num(r, 8);
+	h->max_ns = r_num(r, 8);
+	n = (__u32)r_num(r, 4);
 	if (n > HIST_SLOTS)
 		r->err = -EINVAL;
 	for (__u32 i = 0; i < n && !r->err; i++) {
-		__u32 slot = (__u32)r_le(r, 4);
-		__u64 v = r_le(r, 8);
+		__u32 slot = (__u32)r_num(r, 4);
+		__u64 v = r_num(r, 8);
 
 		/* strictly increasing, in range, non-empty: one encoding per histogram */
 		if (slot >= HIST_SLOTS || (i && slot <= prev) || !v) {
@@ -762,18 +991,18 @@ static void r_side(struct rbuf *r, struct attr_side *sd)
 	r_hist(r, &sd->lat);
 	r_hist(r, &sd->ttft);
 	r_hist(r, &sd->gap);
-	n = (__u32)r_le(r, 4);
+	n = (__u32)r_num(r, 4);
 	if (n > HIST_SLOTS)
 		r->err = -EINVAL;
 	for (__u32 i = 0; i < n && !r->err; i++) {
-		__u32 slot = (__u32)r_le(r, 4);
+		__u32 slot = (__u32)r_num(r, 4);
 
 		if (slot >= HIST_SLOTS || (i && slot <= prev)) {
 			r->err = -EINVAL;
 			break;
 		}
 		for (int f = 0; f < ATTR_FIELDS; f++)
-			sd->b[slot].v[f] = r_le(r, 8);
+			sd->b[slot].v[f] = r_num(r, 8);
 		/* a bucket holds what the latency histogram says it holds */
 		if (sd->b[slot].v[F_COUNT] != sd->lat.slots[slot])
 			r->err = -EINVAL;
@@ -788,15 +1017,18 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 {
 	struct rbuf r = { .p = buf, .len = len };
 	struct attr_agg *a;
+	__u64 version;
 	__u32 n;
 
 	*out = NULL;
 	if (!buf || len < ATTR_HDR_LEN + 8 || memcmp(buf, ATTR_MAGIC, 4))
 		return -EINVAL;
 	r.off = 4;
-	if (r_le(&r, 2) != ATTR_VERSION || r_le(&r, 2) != ATTR_FIELDS ||
-	    r_le(&r, 2) != ATTR_PARTS)
+	version = r_le(&r, 2);
+	if ((version != ATTR_VERSION && version != ATTR_VERSION_FIXED) ||
+	    r_le(&r, 2) != ATTR_FIELDS || r_le(&r, 2) != ATTR_PARTS)
 		return -EINVAL;
+	r.varint = version == ATTR_VERSION;
 	r_le(&r, 2);
 	if (r_le(&r, 8) != len)
 		return -EINVAL;
@@ -811,7 +1043,7 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 		return -ENOMEM;
 	for (int d = 0; d < SIDES && !r.err; d++)
 		r_side(&r, &a->side[d]);
-	n = (__u32)r_le(&r, 4);
+	n = (__u32)r_num(&r, 4);
 	if (n > ATTR_PLACES_MAX)
 		r.err = -EINVAL;
 	for (__u32 i = 0; i < n && !r.err; i++) {
@@ -819,22 +1051,39 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 		__u64 ns, cnt;
 
 		memset(&k, 0, sizeof(k));
-		k.part = (__u8)r_le(&r, 1);
-		k.band = (__u8)r_le(&r, 1);
-		k.family = (__u8)r_le(&r, 1);
-		k.role = (__u8)r_le(&r, 1);
-		k.netns = (__u32)r_le(&r, 4);
-		k.ifindex = (__u32)r_le(&r, 4);
-		k.qdisc_handle = (__u32)r_le(&r, 4);
-		k.tgid = (__u32)r_le(&r, 4);
-		k.tid = (__u32)r_le(&r, 4);
-		k.cpu = (__u32)r_le(&r, 4);
-		k.lport = (__u16)r_le(&r, 2);
-		k.rport = (__u16)r_le(&r, 2);
-		r_bytes(&r, k.raddr, sizeof(k.raddr));
-		r_bytes(&r, k.comm, sizeof(k.comm));
-		ns = r_le(&r, 8);
-		cnt = r_le(&r, 8);
+		k.part = (__u8)r_num(&r, 1);
+		k.band = (__u8)r_num(&r, 1);
+		k.family = (__u8)r_num(&r, 1);
+		k.role = (__u8)r_num(&r, 1);
+		k.netns = (__u32)r_num(&r, 4);
+		k.ifindex = (__u32)r_num(&r, 4);
+		k.qdisc_handle = (__u32)r_num(&r, 4);
+		k.tgid = (__u32)r_num(&r, 4);
+		k.tid = (__u32)r_num(&r, 4);
+		k.cpu = (__u32)r_num(&r, 4);
+		k.lport = (__u16)r_num(&r, 2);
+		k.rport = (__u16)r_num(&r, 2);
+		if (r.varint) {
+			unsigned present = (unsigned)r_le(&r, 1);
+
+			if (present & ~(ATTR_PRESENT_RADDR | ATTR_PRESENT_COMM))
+				r.err = -EINVAL;
+			if (present & ATTR_PRESENT_RADDR) {
+				r_bytes(&r, k.raddr, sizeof(k.raddr));
+				if (all_zero(k.raddr, sizeof(k.raddr)))
+					r.err = -EINVAL; /* present means not zero */
+			}
+			if (present & ATTR_PRESENT_COMM) {
+				r_bytes(&r, k.comm, sizeof(k.comm));
+				if (all_zero(k.comm, sizeof(k.comm)))
+					r.err = -EINVAL;
+			}
+		} else {
+			r_bytes(&r, k.raddr, sizeof(k.raddr));
+			r_bytes(&r, k.comm, sizeof(k.comm));
+		}
+		ns = r_num(&r, 8);
+		cnt = r_num(&r, 8);
 		if (r.err)
 			break;
 		if (k.part >= ATTR_PARTS || !cnt ||
@@ -844,20 +1093,16 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 			r.err = -EINVAL;
 			break;
 		}
-		if (a->cap) {
-			const struct attr_place *e = place_find(a->places, a->cap, &k);
-
-			if (e->count) { /* duplicate key */
-				r.err = -EINVAL;
-				break;
-			}
+		if (place_find(a, &k)) { /* duplicate key */
+			r.err = -EINVAL;
+			break;
 		}
-		place_add(a, &k, ns, cnt);
+		place_add(a, &k, (__u32)key_hash(&k), ns, cnt);
 		if (a->nplaces != i + 1)
 			r.err = -ENOMEM; /* the table could not grow */
 	}
-	a->places_unstored = r_le(&r, 8);
-	a->places_unstored_ns = r_le(&r, 8);
+	a->places_unstored = r_num(&r, 8);
+	a->places_unstored_ns = r_num(&r, 8);
 	if (!r.err && r.off != r.len)
 		r.err = -EINVAL; /* trailing bytes */
 	if (r.err) {
@@ -1080,10 +1325,10 @@ static void stage_places(const struct attr_agg *a, int role, const struct snapsh
 	sel = calloc(a->nplaces, sizeof(*sel));
 	if (!sel)
 		return;
-	for (size_t i = 0; i < a->cap; i++) {
+	for (size_t i = 0; i < a->nplaces; i++) {
 		const struct attr_place *e = &a->places[i];
 
-		if (e->count && e->key.part == part && e->key.role == role &&
+		if (e->key.part == part && e->key.role == role &&
 		    e->key.band >= band_lo) {
 			sel[n++] = *e;
 			total += e->ns;
