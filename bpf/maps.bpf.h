@@ -124,14 +124,11 @@ static __always_inline void hist_update(const struct hist_key *key, __u64 v)
 		h->max_ns = v;
 }
 
-/* A sample without a group or a place: one array slot per stage, no key to hash. */
-static __always_inline void stage_hist_update(__u32 stage, __u64 v)
+/* A sample into a cumulative per-CPU slot; its max_ns restarts with each epoch. */
+static __always_inline void stage_hist_add(struct stage_hist *sh, __u64 v)
 {
-	struct stage_hist *sh = bpf_map_lookup_elem(&stage_hists, &stage);
 	__u64 epoch = hist_epoch;
 
-	if (!sh)
-		return;
 	hist_add_sample(&sh->h, v);
 	if (sh->max_epoch != epoch) {
 		sh->max_epoch = epoch;
@@ -139,6 +136,15 @@ static __always_inline void stage_hist_update(__u32 stage, __u64 v)
 	} else if (v > sh->h.max_ns) {
 		sh->h.max_ns = v;
 	}
+}
+
+/* A sample without a group or a place: one array slot per stage, no key to hash. */
+static __always_inline void stage_hist_update(__u32 stage, __u64 v)
+{
+	struct stage_hist *sh = bpf_map_lookup_elem(&stage_hists, &stage);
+
+	if (sh)
+		stage_hist_add(sh, v);
 }
 
 static __always_inline bool port_selected(__u16 lport, __u16 rport)
@@ -199,6 +205,11 @@ static __always_inline __u64 ptr_value(const void *p)
 struct dev_cache_entry {
 	__u64 dev;	/* struct net_device address */
 	struct dev_key dk;
+	/* place_hists slots of this device's places, + 1 (0: not assigned yet) */
+	__u32 nic_slot;
+	__u32 qdisc_handle;
+	__u32 qdisc_slot;
+	__u32 pad;
 };
 
 struct dev_cache {
@@ -212,7 +223,9 @@ struct {
 	__type(value, struct dev_cache);
 } dev_cache SEC(".maps");
 
-static __always_inline void remember_dev(struct net_device *dev, struct dev_key *dk)
+/* The device's place (netns, ifindex) in *dk, and its cache entry (NULL if none). */
+static __always_inline struct dev_cache_entry *remember_dev(struct net_device *dev,
+							     struct dev_key *dk)
 {
 	struct dev_name name = {};
 	struct dev_cache_entry *ce = NULL;
@@ -229,18 +242,84 @@ static __always_inline void remember_dev(struct net_device *dev, struct dev_key 
 		/* the ifindex check catches a freed device's address reused by a new one */
 		if (ce->dev == dv && ce->dk.ifindex == dk->ifindex) {
 			dk->netns = ce->dk.netns;
-			return;
+			return ce;
 		}
 	}
 	dk->netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
 	if (ce) {
 		ce->dev = dv;
 		ce->dk = *dk;
+		ce->nic_slot = 0;
+		ce->qdisc_handle = 0;
+		ce->qdisc_slot = 0;
 	}
-	if (bpf_map_lookup_elem(&devnames, dk))
-		return;
-	bpf_probe_read_kernel_str(name.name, sizeof(name.name), dev->name);
-	bpf_map_update_elem(&devnames, dk, &name, BPF_NOEXIST);
+	if (!bpf_map_lookup_elem(&devnames, dk)) {
+		bpf_probe_read_kernel_str(name.name, sizeof(name.name), dev->name);
+		bpf_map_update_elem(&devnames, dk, &name, BPF_NOEXIST);
+	}
+	return ce;
+}
+
+/* Ungrouped samples of stages with a place (tx.qdisc, tx.nic): one per-CPU array slot per
+ * (stage, device, qdisc), so a packet costs no hash of the 72-byte key. Userspace hands the
+ * slots out: a place seen for the first time is entered in place_slots as pending, its
+ * samples go through `hists` until the next snapshot gives it a slot (or for good, when
+ * the slots are used up), and each CPU then keeps the slot with the device in dev_cache. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 64);	/* sized by userspace from the CPU count */
+	__type(key, __u32);
+	__type(value, struct stage_hist);
+} place_hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct hist_key);
+	__type(value, __u32);	/* slot in place_hists, or PLACE_PENDING */
+} place_slots SEC(".maps");
+
+static __always_inline void place_sample(struct dev_cache_entry *ce, const struct dev_key *dk,
+					 __u16 stage, __u32 handle, __u64 v)
+{
+	struct hist_key k = { .stage = stage, .by = GROUP_NONE };
+	struct stage_hist *sh;
+	__u32 slot = 0, *found;
+
+	if (ce) {
+		if (stage == STAGE_TX_NIC)
+			slot = ce->nic_slot;
+		else if (ce->qdisc_handle == handle)
+			slot = ce->qdisc_slot;
+	}
+	k.ifindex = dk->ifindex;
+	k.netns = dk->netns;
+	k.qdisc_handle = handle;
+	if (!slot) {
+		found = bpf_map_lookup_elem(&place_slots, &k);
+		if (!found) {
+			__u32 pending = PLACE_PENDING;
+
+			bpf_map_update_elem(&place_slots, &k, &pending, BPF_NOEXIST);
+		}
+		if (!found || *found == PLACE_PENDING) {
+			hist_update(&k, v);
+			return;
+		}
+		slot = *found + 1;
+		if (ce && stage == STAGE_TX_NIC) {
+			ce->nic_slot = slot;
+		} else if (ce) {
+			ce->qdisc_handle = handle;
+			ce->qdisc_slot = slot;
+		}
+	}
+	slot--;
+	sh = bpf_map_lookup_elem(&place_hists, &slot);
+	if (sh)
+		stage_hist_add(sh, v);
+	else
+		hist_update(&k, v);
 }
 
 #endif

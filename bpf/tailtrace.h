@@ -55,6 +55,10 @@ struct hist_key {
 	char comm[16];		/* GROUP_COMM */
 };
 
+/* place_slots value of a place seen by the kernel that userspace has not given a
+ * place_hists slot yet. */
+#define PLACE_PENDING 0xffffffffu
+
 /* Per-CPU entry of the stage_hists array (ungrouped stages without a place): cumulative
  * counts; max_ns is the largest sample since the epoch max_epoch began (userspace bumps the
  * epoch at each snapshot, so the maximum is per interval). */

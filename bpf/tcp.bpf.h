@@ -443,6 +443,7 @@ static __always_inline bool qseq_enqueue_time(struct flow *f, struct sk_buff *sk
 
 static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u64 now)
 {
+	struct dev_cache_entry *ce;
 	struct pkt_stamp st = {};
 	struct dev_key dk;
 	struct flow *f;
@@ -456,22 +457,18 @@ static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u6
 	cnt_add(CNT_QDISC_PKTS, segs ? segs : 1);
 	if (!stamp_take(&qdisc_stamps, skb, &st) && !(f && qseq_enqueue_time(f, skb, &st)))
 		return;
-	remember_dev(BPF_CORE_READ(q, dev_queue, dev), &dk);
+	ce = remember_dev(BPF_CORE_READ(q, dev_queue, dev), &dk);
 	handle = BPF_CORE_READ(q, handle);
 	if (f) {
 		f->ifindex = dk.ifindex;
 		f->netns = dk.netns;
 		f->qdisc_handle = handle;
-		flow_sample_at(f, STAGE_TX_QDISC, now - st.ts, dk.ifindex, dk.netns, handle);
 		req_stage(f, STAGE_TX_QDISC, st.ts, now);
-	} else {
-		struct hist_key k = { .stage = STAGE_TX_QDISC, .by = GROUP_NONE };
-
-		k.ifindex = dk.ifindex;
-		k.netns = dk.netns;
-		k.qdisc_handle = handle;
-		hist_update(&k, now - st.ts);
 	}
+	if (f && targ_by != GROUP_NONE)
+		flow_sample_at(f, STAGE_TX_QDISC, now - st.ts, dk.ifindex, dk.netns, handle);
+	else
+		place_sample(ce, &dk, STAGE_TX_QDISC, handle, now - st.ts);
 }
 
 SEC("tp_btf/qdisc_dequeue")
@@ -516,6 +513,7 @@ SEC("tp_btf/net_dev_xmit")
 int BPF_PROG(tt_net_dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev,
 	     unsigned int len)
 {
+	struct dev_cache_entry *ce;
 	struct nic_slot *slot;
 	struct dev_key dk;
 	__u32 zero = 0;
@@ -527,18 +525,16 @@ int BPF_PROG(tt_net_dev_xmit, struct sk_buff *skb, int rc, struct net_device *de
 		return 0;
 	slot->skb = 0;
 	now = bpf_ktime_get_ns();
-	remember_dev(dev, &dk);
+	ce = remember_dev(dev, &dk);
 	f = flow_get((struct sock *)slot->sk, false);
-	if (f && f->verdict == FLOW_TRACED) {
-		flow_sample_at(f, STAGE_TX_NIC, now - slot->ts, dk.ifindex, dk.netns, 0);
+	if (f && f->verdict != FLOW_TRACED)
+		f = NULL;
+	if (f)
 		req_stage(f, STAGE_TX_NIC, slot->ts, now);
-	} else {
-		struct hist_key k = { .stage = STAGE_TX_NIC, .by = GROUP_NONE };
-
-		k.ifindex = dk.ifindex;
-		k.netns = dk.netns;
-		hist_update(&k, now - slot->ts);
-	}
+	if (f && targ_by != GROUP_NONE)
+		flow_sample_at(f, STAGE_TX_NIC, now - slot->ts, dk.ifindex, dk.netns, 0);
+	else
+		place_sample(ce, &dk, STAGE_TX_NIC, 0, now - slot->ts);
 	return 0;
 }
 

@@ -25,6 +25,7 @@
 #define SLOW_KEEP_MAX 256	/* flight-recorder requests kept per snapshot */
 #define MAX_LINKS 64
 #define HIST_MAP_BUDGET (96u << 20)	/* bytes of per-CPU histogram memory at most */
+#define PLACE_BUDGET (16u << 20)	/* ... of it for the place_hists array */
 
 struct collector {
 	struct tailtrace_bpf *skel;
@@ -39,6 +40,10 @@ struct collector {
 	size_t stage_stride;
 	void *stage_buf;		/* one stage_hists entry, all CPUs */
 	struct hist *stage_prev;	/* cumulative stage_hists sums at the last snapshot */
+	struct hist_key *place_keys;	/* place of each place_hists slot handed out */
+	struct hist *place_prev;	/* ... and its cumulative sums at the last snapshot */
+	__u32 nplaces, place_max;
+	__u64 places_checked_ns;	/* CLOCK_MONOTONIC of the last slot assignment pass */
 	const struct txts_bucket *tx_stamps;	/* read-only maps of the stamp arrays */
 	const struct stamp_bucket *qdisc_stamps, *rx_stamps;
 	__u64 prev_counters[CNT__MAX];
@@ -291,7 +296,17 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	c->stage_stride = (sizeof(struct stage_hist) + 7) & ~(size_t)7;
 	c->stage_buf = calloc((size_t)c->ncpus, c->stage_stride);
 	c->stage_prev = calloc(STAGE__MAX, sizeof(*c->stage_prev));
-	if (!c->percpu_buf || !c->stage_buf || !c->stage_prev) {
+	/* place slots: a small share of the histogram budget, at most 64 places */
+	c->place_max = (__u32)(PLACE_BUDGET / (c->stage_stride * (size_t)c->ncpus));
+	if (c->place_max > 64)
+		c->place_max = 64;
+	if (c->place_max < 4)
+		c->place_max = 4;
+	bpf_map__set_max_entries(c->skel->maps.place_hists, c->place_max);
+	c->place_keys = calloc(c->place_max, sizeof(*c->place_keys));
+	c->place_prev = calloc(c->place_max, sizeof(*c->place_prev));
+	if (!c->percpu_buf || !c->stage_buf || !c->stage_prev || !c->place_keys ||
+	    !c->place_prev) {
 		r = fail(err, errlen, -ENOMEM, "out of memory");
 		goto error;
 	}
@@ -437,6 +452,8 @@ void collector__set_req_cb(struct collector *c, collector_req_cb cb, void *ctx)
 	c->cb_ctx = ctx;
 }
 
+static void assign_place_slots(struct collector *c);
+
 int collector__poll(struct collector *c, int timeout_ms)
 {
 	/* the BPF side wakes us only when the buffer is filling (BPF_RB_NO_WAKEUP): after the
@@ -446,6 +463,19 @@ int collector__poll(struct collector *c, int timeout_ms)
 	if (n < 0 && n != -EINTR)
 		return n;
 	m = ring_buffer__consume(c->rb);
+	/* new places get their array slot within ~200 ms, not only at the next snapshot: a
+	 * one-shot `hist` has a single snapshot, at the end */
+	if (c->nplaces < c->place_max) {
+		struct timespec ts;
+		__u64 now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+		if (now - c->places_checked_ns >= 200000000ULL) {
+			c->places_checked_ns = now;
+			assign_place_slots(c);
+		}
+	}
 	return (n > 0 ? n : 0) + (m > 0 ? m : 0);
 }
 
@@ -482,37 +512,68 @@ static __u64 live_stamps(const struct collector *c)
 	return n;
 }
 
-/* Ungrouped, place-less stages from the cumulative per-CPU array: the difference since
- * the last snapshot. The epoch is bumped first, so each CPU's max_ns of the old epoch
- * covers exactly the samples since the previous bump. */
-static int collect_stage_hists(struct collector *c, struct snapshot *s)
+/* One slot of a cumulative per-CPU stage_hist array: the samples since the last snapshot,
+ * added to the snapshot under `key`. The epoch was bumped just before, so each CPU's max_ns
+ * of the old epoch covers exactly the samples since the previous bump. */
+static int collect_array_slot(struct collector *c, int fd, __u32 slot, __u64 epoch,
+			      struct hist *prev, const struct hist_key *key, struct snapshot *s)
 {
-	int fd = bpf_map__fd(c->skel->maps.stage_hists);
-	__u64 epoch = __atomic_fetch_add(&c->skel->bss->hist_epoch, 1, __ATOMIC_SEQ_CST);
 	struct hist cur, delta;
+	__u64 max_hint = 0;
 
-	for (__u32 stage = 0; stage < STAGE__MAX; stage++) {
-		struct hist_key key = { .stage = (__u16)stage, .by = GROUP_NONE };
-		__u64 max_hint = 0;
-		int err;
+	if (bpf_map_lookup_elem(fd, &slot, c->stage_buf))
+		return 0;
+	memset(&cur, 0, sizeof(cur));
+	for (int cpu = 0; cpu < c->ncpus; cpu++) {
+		const struct stage_hist *sh =
+			(const void *)((const char *)c->stage_buf + (size_t)cpu * c->stage_stride);
 
-		if (bpf_map_lookup_elem(fd, &stage, c->stage_buf))
-			continue;
-		memset(&cur, 0, sizeof(cur));
-		for (int cpu = 0; cpu < c->ncpus; cpu++) {
-			const struct stage_hist *sh =
-				(const void *)((const char *)c->stage_buf + (size_t)cpu * c->stage_stride);
-
-			hist_add(&cur, &sh->h);
-			if (sh->max_epoch == epoch && sh->h.max_ns > max_hint)
-				max_hint = sh->h.max_ns;
-		}
-		hist_interval(&delta, &cur, &c->stage_prev[stage], max_hint);
-		c->stage_prev[stage] = cur;
-		if (delta.count && (err = snapshot__add_hist(s, &key, &delta)))
-			return err;
+		hist_add(&cur, &sh->h);
+		if (sh->max_epoch == epoch && sh->h.max_ns > max_hint)
+			max_hint = sh->h.max_ns;
 	}
-	return 0;
+	hist_interval(&delta, &cur, prev, max_hint);
+	*prev = cur;
+	return delta.count ? snapshot__add_hist(s, key, &delta) : 0;
+}
+
+/* Places seen since the last snapshot wait in place_slots as pending: give each a slot of
+ * place_hists while there are free ones (the rest stay in `hists`). */
+static void assign_place_slots(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.place_slots);
+	struct hist_key key, next, *prev = NULL;
+	__u32 v;
+
+	while (c->nplaces < c->place_max && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v) || v != PLACE_PENDING)
+			continue;
+		v = c->nplaces;
+		if (bpf_map_update_elem(fd, &key, &v, BPF_EXIST))
+			continue;
+		c->place_keys[c->nplaces++] = key;
+	}
+}
+
+/* Ungrouped stages from the per-CPU arrays: stage_hists (no place) and place_hists. */
+static int collect_array_hists(struct collector *c, struct snapshot *s)
+{
+	int sfd = bpf_map__fd(c->skel->maps.stage_hists);
+	int pfd = bpf_map__fd(c->skel->maps.place_hists);
+	__u64 epoch = __atomic_fetch_add(&c->skel->bss->hist_epoch, 1, __ATOMIC_SEQ_CST);
+	int err = 0;
+
+	for (__u32 stage = 0; stage < STAGE__MAX && !err; stage++) {
+		struct hist_key key = { .stage = (__u16)stage, .by = GROUP_NONE };
+
+		err = collect_array_slot(c, sfd, stage, epoch, &c->stage_prev[stage], &key, s);
+	}
+	for (__u32 i = 0; i < c->nplaces && !err; i++)
+		err = collect_array_slot(c, pfd, i, epoch, &c->place_prev[i], &c->place_keys[i], s);
+	assign_place_slots(c);
+	return err;
 }
 
 static __u64 map_count(const struct bpf_map *map)
@@ -574,7 +635,7 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 	}
 	free(keys);
 	if (!err)
-		err = collect_stage_hists(c, s);
+		err = collect_array_hists(c, s);
 	if (err)
 		return err;
 
@@ -703,5 +764,7 @@ void collector__close(struct collector *c)
 	free(c->percpu_buf);
 	free(c->stage_buf);
 	free(c->stage_prev);
+	free(c->place_keys);
+	free(c->place_prev);
 	free(c);
 }
