@@ -180,6 +180,9 @@ if only idle; then
 	"$TESTBED" congest --link srv --rate 10gbit --buffer 4mb --bulk none >/dev/null 2>&1 ||
 		tt_fail "testbed congest 10gbit"
 	hist_or_fail idle --port 7411 --by raddr
+	# the same packets without --by: tx.qdisc through the per-CPU place array (a slot is
+	# handed out ~200 ms after the first packet) instead of the hashed keys of --by
+	hist_or_fail idle_all --port 7411 --stage tx.qdisc
 	cli_bg tt-i-cli4 "$TMP/i4.json" --connect "$TB_SRV4" --port 7411 --rate 100 --conns 4 --duration 5
 	c4=$LAST_CLI
 	cli_bg tt-i-cli6 "$TMP/i6.json" --connect "$TB_SRV6" --port 7411 --rate 100 --conns 4 --duration 5
@@ -187,9 +190,16 @@ if only idle; then
 	wait "$c4" "$c6"
 	sleep 0.3
 	tcp_hist_stop idle
+	tcp_hist_stop idle_all
 	"$TESTBED" clear >/dev/null 2>&1
 	q99=$(tcp_stage "$TMP/idle.json" tx.qdisc '^raddr ' p99_us)
 	qn=$(tcp_stage "$TMP/idle.json" tx.qdisc '^raddr ' count)
+	qmax=$(tcp_stage "$TMP/idle.json" tx.qdisc '^raddr ' max_us)
+	an=$(tcp_stage "$TMP/idle_all.json" tx.qdisc '' count)
+	a99=$(tcp_stage "$TMP/idle_all.json" tx.qdisc '' p99_us)
+	amax=$(tcp_stage "$TMP/idle_all.json" tx.qdisc '' max_us)
+	tt_check "tx.qdisc ungrouped (place array) n=$an p99 $(tcp_fmt_ms "$a99") max $(tcp_fmt_ms "$amax") = grouped by raddr n=$qn p99 $(tcp_fmt_ms "$q99") max $(tcp_fmt_ms "$qmax") (counts +-1%, max +-1/16)" \
+		eval 'ge "$an" 100 && tcp_ratio_ok "$an" "$qn" 0.01 && tcp_ratio_ok "$amax" "$qmax" 0.0625'
 	reqs=$(( $(j "$TMP/i4.json" requests) + $(j "$TMP/i6.json" requests) ))
 	tt_check "tx.qdisc p99 $(tcp_fmt_ms "$q99") near zero without a bottleneck (10gbit tbf; n=$qn >= $reqs responses; < 1ms)" \
 		eval 'ge "$qn" "$reqs" && le "$q99" 1000'
