@@ -104,7 +104,9 @@ static __always_inline void stamp_put(void *map, const void *skb_ptr, struct pkt
 	e->len = st->len;
 	e->seq = st->seq;
 	e->ce = st->ce;
-	/* the owner last, so a reader on another CPU that sees it also sees the time */
+	/* the owner last (a compiler barrier; x86 keeps stores in order): a reader on another
+	 * CPU that sees it sees the time too. Where stores can be reordered, a reader racing
+	 * the writer takes at worst one wrong sample, never a crash. */
 	asm volatile("" ::: "memory");
 	e->skb = skb;
 	if (!again)
