@@ -66,7 +66,7 @@ struct flow {
 	__u64 srtt_ns;
 	__u64 last_retrans_ns;	/* latest retransmission of this flow */
 	__u32 last_snd_una;	/* snd_una at the last RTT sample */
-	__u32 una_pad;
+	__u32 tracked_tid;	/* thread last made sure to be tracked (0: none) */
 	__u32 ifindex, qdisc_handle, netns;
 	__u32 rxq_head, rxq_tail;
 	__u32 txseq_next;

@@ -60,8 +60,9 @@ static __always_inline void req_emit(struct flow *f)
 		f->req.stage_ns[STAGE_SCHED_OFFCPU] = 0;
 		f->req.stage_ns[STAGE_GPU_WAIT] = 0;
 	}
-	/* the serving thread's last CPU: names the run queue it waited in (sched.runq) */
-	{
+	/* the serving thread's last CPU: names the run queue it waited in (sched.runq); kept
+	 * by req_mark_end, which runs on that thread, else looked up */
+	if (f->mark_valid != 3) {
 		__u32 tid = f->tid;
 		struct thread *t = tid ? bpf_map_lookup_elem(&threads, &tid) : NULL;
 
@@ -107,6 +108,8 @@ static __always_inline void req_begin(struct flow *f, __u64 start)
 	f->req.start_ns = start;
 	if (f->tid && thread_mark(f->tid, bpf_ktime_get_ns(), &f->mark))
 		f->mark_valid = 1;
+	else
+		f->tracked_tid = 0; /* gone (exited or evicted): track it again at its next I/O */
 }
 
 /* The serving thread's counters now, kept as the request's end mark (stored in the
@@ -115,8 +118,13 @@ static __always_inline void req_mark_end(struct flow *f, __u64 now)
 {
 	struct sched_mark m;
 
-	if (!(f->mark_valid & 1) || !thread_mark(f->tid, now, &m))
+	if (!(f->mark_valid & 1))
 		return;
+	if (!thread_mark(f->tid, now, &m)) {
+		f->tracked_tid = 0;
+		return;
+	}
+	f->req.cpu = bpf_get_smp_processor_id(); /* we run on the serving thread */
 	f->req.stage_ns[STAGE_SCHED_RUNQ] = m.runq;
 	f->req.stage_ns[STAGE_SCHED_ONCPU] = m.oncpu;
 	f->req.stage_ns[STAGE_SCHED_OFFCPU] = m.offcpu;

@@ -193,6 +193,16 @@ static __always_inline bool in_loss_recovery(struct sock *sk)
 	       BPF_CORE_READ(tp, lost_out) || BPF_CORE_READ(tp, retrans_out);
 }
 
+/* The thread doing I/O on a traced flow gets its scheduler state tracked; a flow asks again
+ * only when its thread changes (or its state was found gone), not at every send and read. */
+static __always_inline void flow_track_thread(struct flow *f, __u32 tid)
+{
+	if (f->tracked_tid == tid)
+		return;
+	thread_track_current(tid);
+	f->tracked_tid = tid;
+}
+
 /* A send at time t is held back by a loss: TCP is recovering, or retransmitted within
  * LOSS_AFTERMATH_NS. A flow that never retransmitted skips the socket reads. */
 static __always_inline bool loss_holds(struct flow *f, struct sock *sk, __u64 t)
@@ -336,7 +346,7 @@ int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff
 	now = bpf_ktime_get_ns();
 	tid = (__u32)bpf_get_current_pid_tgid();
 	f->send_start_ns = now;
-	thread_track_current(tid);
+	flow_track_thread(f, tid);
 	req_on_send(f, now, tid);
 	if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, now))
 		f->req.flags |= REQ_F_LOSS_RECOVERY;
@@ -690,7 +700,7 @@ int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
 		return 0;
 	now = bpf_ktime_get_ns();
 	tid = (__u32)bpf_get_current_pid_tgid();
-	thread_track_current(tid);
+	flow_track_thread(f, tid);
 	copied = tp->copied_seq;
 	for (int n = 0; n < RXQ_SLOTS; n++) {
 		__u32 i = f->rxq_head % RXQ_SLOTS;

@@ -66,6 +66,9 @@ j() { tt_json "$@" 2>/dev/null || echo none; }
 num_ok() { case "$1" in none|""|null) return 1;; esac; }
 ge() { num_ok "$1" && num_ok "$2" && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 le() { num_ok "$1" && num_ok "$2" && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+# close_us A B: |A - B| <= max(B / 16, 20) (microseconds)
+close_us() { num_ok "$1" && num_ok "$2" &&
+	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; t = b / 16; if (t < 20) t = 20; exit !(d <= t) }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%+.1f%%", (a - b) / b * 100 }'; }
 # ip netns exec execs the program, so a background `ip netns exec` pid is the program's pid
 srv_ready() { # port: the server listens in tt-srv
@@ -198,8 +201,10 @@ if only idle; then
 	an=$(tcp_stage "$TMP/idle_all.json" tx.qdisc '' count)
 	a99=$(tcp_stage "$TMP/idle_all.json" tx.qdisc '' p99_us)
 	amax=$(tcp_stage "$TMP/idle_all.json" tx.qdisc '' max_us)
-	tt_check "tx.qdisc ungrouped (place array) n=$an p99 $(tcp_fmt_ms "$a99") max $(tcp_fmt_ms "$amax") = grouped by raddr n=$qn p99 $(tcp_fmt_ms "$q99") max $(tcp_fmt_ms "$qmax") (counts +-1%, max +-1/16)" \
-		eval 'ge "$an" 100 && tcp_ratio_ok "$an" "$qn" 0.01 && tcp_ratio_ok "$amax" "$qmax" 0.0625'
+	# the two instances time each packet separately (their programs run one after the
+	# other, an interrupt may fall between them): maxima agree to a bucket (1/16) or 20 us
+	tt_check "tx.qdisc ungrouped (place array) n=$an p99 $(tcp_fmt_ms "$a99") max $(tcp_fmt_ms "$amax") = grouped by raddr n=$qn p99 $(tcp_fmt_ms "$q99") max $(tcp_fmt_ms "$qmax") (counts +-1%, max +-max(1/16, 20us))" \
+		eval 'ge "$an" 100 && tcp_ratio_ok "$an" "$qn" 0.01 && close_us "$amax" "$qmax"'
 	reqs=$(( $(j "$TMP/i4.json" requests) + $(j "$TMP/i6.json" requests) ))
 	tt_check "tx.qdisc p99 $(tcp_fmt_ms "$q99") near zero without a bottleneck (10gbit tbf; n=$qn >= $reqs responses; < 1ms)" \
 		eval 'ge "$qn" "$reqs" && le "$q99" 1000'
