@@ -263,7 +263,7 @@ static __always_inline struct dev_cache_entry *remember_dev(struct net_device *d
 /* Ungrouped samples of stages with a place (tx.qdisc, tx.nic): one per-CPU array slot per
  * (stage, device, qdisc), so a packet costs no hash of the 72-byte key. Userspace hands the
  * slots out: a place seen for the first time is entered in place_slots as pending, its
- * samples go through `hists` until the next snapshot gives it a slot (or for good, when
+ * samples go through `hists` until userspace gives it a slot (within ~200 ms; never, when
  * the slots are used up), and each CPU then keeps the slot with the device in dev_cache. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
