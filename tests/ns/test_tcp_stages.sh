@@ -202,9 +202,10 @@ if only idle; then
 	a99=$(tcp_stage "$TMP/idle_all.json" tx.qdisc '' p99_us)
 	amax=$(tcp_stage "$TMP/idle_all.json" tx.qdisc '' max_us)
 	# the two instances time each packet separately (their programs run one after the
-	# other, an interrupt may fall between them): maxima agree to a bucket (1/16) or 20 us
-	tt_check "tx.qdisc ungrouped (place array) n=$an p99 $(tcp_fmt_ms "$a99") max $(tcp_fmt_ms "$amax") = grouped by raddr n=$qn p99 $(tcp_fmt_ms "$q99") max $(tcp_fmt_ms "$qmax") (counts +-1%, max +-max(1/16, 20us))" \
-		eval 'ge "$an" 100 && tcp_ratio_ok "$an" "$qn" 0.01 && close_us "$amax" "$qmax"'
+	# other, and an interrupt between them lengthens one instance's sample only): the
+	# counts must agree, p99 to a bucket (1/16) or 20 us; a single maximum need not
+	tt_check "tx.qdisc ungrouped (place array) n=$an p99 $(tcp_fmt_ms "$a99") max $(tcp_fmt_ms "$amax") = grouped by raddr n=$qn p99 $(tcp_fmt_ms "$q99") max $(tcp_fmt_ms "$qmax") (counts +-1%, p99 +-max(1/16, 20us))" \
+		eval 'ge "$an" 100 && tcp_ratio_ok "$an" "$qn" 0.01 && close_us "$a99" "$q99" && ge "$amax" "$a99"'
 	reqs=$(( $(j "$TMP/i4.json" requests) + $(j "$TMP/i6.json" requests) ))
 	tt_check "tx.qdisc p99 $(tcp_fmt_ms "$q99") near zero without a bottleneck (10gbit tbf; n=$qn >= $reqs responses; < 1ms)" \
 		eval 'ge "$qn" "$reqs" && le "$q99" 1000'
