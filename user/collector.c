@@ -46,6 +46,7 @@ struct collector {
 	__u64 places_checked_ns;	/* CLOCK_MONOTONIC of the last slot assignment pass */
 	const struct txts_bucket *tx_stamps;	/* read-only maps of the stamp arrays */
 	const struct stamp_bucket *qdisc_stamps, *rx_stamps;
+	const unsigned long *rb_consumer, *rb_producer; /* read-only maps of req_events' positions */
 	__u64 prev_counters[CNT__MAX];
 	__u64 prev_drops[TT_DROP_REASONS];
 	__u64 user_deleted;		/* histogram keys this process deleted after reading */
@@ -88,6 +89,39 @@ static void map_unview(const struct bpf_map *map, const void *p)
 {
 	if (p)
 		munmap((void *)p, map_view_len(map));
+}
+
+/* The ring buffer's consumer and producer positions, read-only (page 0 and page 1 of the
+ * map), so collector__backlog() costs no system call. Without them the backlog is unknown. */
+static void ring_positions_view(struct collector *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = bpf_map__fd(c->skel->maps.req_events);
+	void *cons = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
+	void *prod = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, page);
+
+	if (cons == MAP_FAILED || prod == MAP_FAILED) {
+		if (cons != MAP_FAILED)
+			munmap(cons, (size_t)page);
+		if (prod != MAP_FAILED)
+			munmap(prod, (size_t)page);
+		return;
+	}
+	c->rb_consumer = cons;
+	c->rb_producer = prod;
+}
+
+bool collector__backlog(const struct collector *c, __u64 *used, __u64 *size)
+{
+	unsigned long cons, prod;
+
+	if (!c->rb_consumer)
+		return false;
+	cons = __atomic_load_n(c->rb_consumer, __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n(c->rb_producer, __ATOMIC_ACQUIRE);
+	*used = prod > cons ? prod - cons : 0;
+	*size = bpf_map__max_entries(c->skel->maps.req_events);
+	return true;
 }
 
 /* Which tracepoint each tp_btf program needs; programs of absent hooks are not loaded. */
@@ -411,6 +445,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		r = fail(err, errlen, -errno, "ring buffer setup failed: %s", strerror(errno));
 		goto error;
 	}
+	ring_positions_view(c);
 	if (cgfd >= 0)
 		close(cgfd);
 	note_missing(c);
@@ -751,6 +786,10 @@ void collector__close(struct collector *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	if (c->rb_consumer) {
+		munmap((void *)c->rb_consumer, (size_t)sysconf(_SC_PAGESIZE));
+		munmap((void *)c->rb_producer, (size_t)sysconf(_SC_PAGESIZE));
+	}
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	if (c->skel) {

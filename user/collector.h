@@ -32,6 +32,9 @@ const struct kernel_caps *collector__caps(const struct collector *c);
 void collector__set_req_cb(struct collector *c, collector_req_cb cb, void *ctx);
 /* Consumes request events; returns number consumed or negative errno (-EINTR ok). */
 int collector__poll(struct collector *c, int timeout_ms);
+/* Bytes of request events waiting in the ring buffer, and its size; false if unknown.
+ * Safe to call from another thread. */
+bool collector__backlog(const struct collector *c, __u64 *used, __u64 *size);
 /* Moves everything measured since the last call into s (initialised by the caller):
  * histograms (CPUs merged, keys deleted from the kernel maps), counter deltas, drop
  * reasons, device names, evictions, the attribution aggregate and slow requests. */

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "privs.h"
 #include "rdma.h"
+#include "self_prio.h"
 #include "session.h"
 #include "stages.h"
 
@@ -42,6 +43,11 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool ring_backlog(void *coll, __u64 *used, __u64 *size)
+{
+	return collector__backlog(coll, used, size);
 }
 
 int session_start(struct session *s, const char *cmd, int argc, char **argv, unsigned int allowed,
@@ -91,6 +97,8 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 	for (int i = 0; i < n; i++)
 		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name, why[i]);
 	s->started = now_s();
+	/* from here on the work is ours, not the service's: it waits for idle CPU time */
+	s->prio = self_prio__start(ring_backlog, s->coll);
 	return -1;
 }
 
@@ -166,6 +174,8 @@ int session_run(struct session *s, double interval_s, long count, session_emit_f
 
 void session_end(struct session *s)
 {
+	self_prio__stop(s->prio);
+	s->prio = NULL;
 	rdma_tracer__close(s->rdma);
 	s->rdma = NULL;
 	collector__close(s->coll);

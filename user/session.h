@@ -9,12 +9,14 @@
 #include "options.h"
 
 struct rdma_tracer;
+struct self_prio;
 
 struct session {
 	struct tt_opts o;
 	struct collector *coll;
 	struct rdma_tracer *rdma;	/* with --rdma (or any RDMA option) */
 	double started;		/* CLOCK_MONOTONIC seconds */
+	struct self_prio *prio;	/* SCHED_IDLE with its watchdog (self_prio.h), or NULL */
 };
 
 typedef unsigned int (*session_features_fn)(const struct tt_opts *o);
