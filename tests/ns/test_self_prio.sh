@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tailtrace's own thread runs SCHED_IDLE while it keeps up (self_prio.h), and loses no
+# request when the host is saturated: a closed-loop load on more connections than CPUs
+# with a busy loop per CPU starves an idle-policy thread, and the watchdog must give it its priority back. The
+# truth: the load generator's own request count; the kernel's policy of the thread.
+. "$(dirname "$0")/../lib.sh"
+tt_require_root
+tt_testbed_lock
+
+W=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	"$TESTBED" down >/dev/null 2>&1
+	rm -rf "$W"
+}
+trap cleanup EXIT
+"$TESTBED" down >/dev/null 2>&1
+"$TESTBED" up >/dev/null 2>&1 || { tt_fail "testbed up"; exit 1; }
+eval "$("$TESTBED" env)"
+
+PORT=7410
+"$TAILTRACE" record -o "$W/rec" -i 1 --port "$PORT" --role server -v >"$W/rec.out" 2>"$W/rec.err" &
+rp=$!
+pids+=("$rp")
+tt_wait_attached "$rp" || { tt_fail "record did not start: $(tail -2 "$W/rec.err")"; exit 1; }
+policy() { chrt -p "$1" 2>/dev/null | sed -n 's/.*scheduling policy: //p' | head -1; }
+idle=$(policy "$rp")
+tt_check "record's thread runs '$idle' while the host is quiet (SCHED_IDLE)" test "$idle" = SCHED_IDLE
+wd=$(ls /proc/"$rp"/task | grep -v "^$rp\$" | head -1)
+wdp=$(policy "$wd")
+tt_check "its watchdog thread runs '$wdp' (SCHED_OTHER)" test "$wdp" = SCHED_OTHER
+
+ip netns exec "$TB_NS_SRV" "$LOADGEN" server --listen :: --port "$PORT" --duration 30 \
+	>/dev/null 2>&1 &
+pids+=("$!")
+sleep 0.5
+# 8 connections in closed loop, and one busy loop per CPU: no CPU is ever idle, so an
+# idle-policy thread alone would barely run
+for _ in $(seq "$(nproc)"); do
+	timeout 7 sh -c 'while :; do :; done' &
+	pids+=("$!")
+done
+ip netns exec "$TB_NS_CLI" "$LOADGEN" client --connect "$TB_SRV4" --port "$PORT" --conns 8 \
+	--concurrency 8 --req-bytes 256 --resp-bytes 1024 --duration 6 --json "$W/client.json" \
+	>/dev/null 2>&1
+sleep 1.5 # the interval holding the last requests is written
+kill -INT "$rp"
+wait "$rp"
+rc=$?
+tt_check "record stopped cleanly on SIGINT (exit $rc)" test "$rc" -eq 0
+boosts=$(sed -n 's/.*went back to normal priority \([0-9]*\) time.*/\1/p' "$W/rec.err")
+tt_check "the watchdog restored record's priority under saturation (${boosts:-no} time(s))" \
+	test "${boosts:-0}" -ge 1
+
+python3 - "$W" "$TAILTRACE" <<'PY' && tt_ok "no request event lost under saturation, counts match the load generator" || tt_fail "request events lost or counts differ under saturation"
+import json, subprocess, sys
+w, tt = sys.argv[1:3]
+lg = json.load(open(f"{w}/client.json"))["requests"]
+rep = json.loads(subprocess.run([tt, "report", f"{w}/rec", "--format", "json"],
+                                capture_output=True, text=True).stdout)
+n = rep["attribution"]["requests"]
+lost = rep["counters"]["events_lost"]
+print(f"# tailtrace {n} requests, load generator {lg}, events lost {lost}")
+sys.exit(0 if lost == 0 and abs(n - lg) <= max(16, 0.002 * lg) else 1)
+PY
