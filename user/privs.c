@@ -41,6 +41,14 @@ int privs_check(char *missing, unsigned long len)
 	return missing[0] ? -EPERM : 0;
 }
 
+bool privs_have(int cap)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	return cap >= 0 && cap < 64 && !syscall(SYS_capget, &hdr, data) && has_cap(data, cap);
+}
+
 bool privs_require(void)
 {
 	char missing[64];

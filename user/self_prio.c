@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include "log.h"
+#include "privs.h"
 #include "self_prio.h"
 
 bool self_prio_next(struct self_prio_state *s, const struct self_prio_sample *x)
@@ -130,12 +131,9 @@ static void *watchdog(void *arg)
 /* Coming back from SCHED_IDLE needs CAP_SYS_NICE (or an RLIMIT_NICE allowing nice 0). */
 static bool can_return(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = { 0 };
 	struct rlimit rl;
 
-	if (!syscall(SYS_capget, &hdr, d) &&
-	    (d[CAP_SYS_NICE / 32].effective & (1u << (CAP_SYS_NICE % 32))))
+	if (privs_have(CAP_SYS_NICE))
 		return true;
 	return !getrlimit(RLIMIT_NICE, &rl) &&
 	       (rl.rlim_cur == RLIM_INFINITY || 20 - (long)rl.rlim_cur <= getpriority(PRIO_PROCESS, 0));
