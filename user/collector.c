@@ -168,6 +168,13 @@ static int fail(char *err, size_t len, int code, const char *fmt, ...)
 	return code;
 }
 
+static bool ring_behind(const struct collector *c)
+{
+	__u64 used, size;
+
+	return collector__backlog(c, &used, &size) && used * 2 >= size;
+}
+
 static int on_req_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
@@ -191,8 +198,11 @@ static int on_req_event(void *ctx, void *data, size_t size)
 		c->cb(ev, c->cb_ctx);
 	/* a batch is up to a few thousand events (~1 us each): give way to any other runnable
 	 * thread every 64, so a serving thread that wakes behind us waits ~50 us at most, also
-	 * while we run at normal priority to catch up (at SCHED_IDLE it is preempted anyway) */
-	if ((++c->taken & 63) == 0)
+	 * while we run at normal priority (at SCHED_IDLE it is preempted anyway). Not while
+	 * the ring is half full: on a saturated host each yield costs a whole time slice of
+	 * every busy thread, and 64 events per round of slices falls behind. Below half, as the
+	 * BPF side wakes us at a quarter, a busy ring still yields. */
+	if ((++c->taken & 63) == 0 && !ring_behind(c))
 		sched_yield();
 	return 0;
 }
