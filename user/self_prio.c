@@ -118,7 +118,8 @@ static void *watchdog(void *arg)
 			int r = set_policy(p->tid, p->st.boosted ? p->policy : SCHED_IDLE);
 
 			if (r && p->st.boosted) {
-				/* cannot come back: stay where we are and stop trying */
+				/* refused although can_return() said yes (a privilege dropped since):
+				 * the thread stays at SCHED_IDLE; say so once and stop trying */
 				tt_warn("cannot restore tailtrace's priority: %s", strerror(-r));
 				break;
 			}
