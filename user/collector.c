@@ -19,6 +19,7 @@
 #include "attribution.h"
 #include "cgroup.h"
 #include "histogram.h"
+#include "mono_clock.h"
 #include "netdev.h"
 #include "stages.h"
 #include "tailtrace.skel.h"
@@ -518,11 +519,8 @@ int collector__poll(struct collector *c, int timeout_ms)
 	/* new places get their array slot within ~200 ms, not only at the next snapshot: a
 	 * one-shot `hist` has a single snapshot, at the end */
 	if (c->nplaces < c->place_max) {
-		struct timespec ts;
-		__u64 now;
+		__u64 now = mono_ns();
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 		if (now - c->places_checked_ns >= 200000000ULL) {
 			c->places_checked_ns = now;
 			assign_place_slots(c);

@@ -21,6 +21,7 @@
 #include "rdma_resolve.h"
 #include "histogram.h"
 #include "json.h"
+#include "mono_clock.h"
 
 /* cumulative histogram per key at the previous read, to hand out interval deltas */
 struct prev_hist {
@@ -79,14 +80,6 @@ struct rdma_tracer {
 	__u64 aged;
 	int attach_errors;
 };
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
 
 static void note(struct rdma_tracer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct rdma_tracer *t, const char *fmt, ...)

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include "log.h"
+#include "mono_clock.h"
 #include "privs.h"
 #include "self_prio.h"
 
@@ -49,14 +50,6 @@ struct self_prio {
 	bool stop;
 	struct self_prio_state st;
 };
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
 
 /* Time the thread has waited on a run queue so far (schedstat's second field). */
 static bool run_delay_ns(int fd, __u64 *out)
