@@ -282,6 +282,10 @@ static void test_comm_and_dev(void **state)
 	assert_int_equal(parse(OPT_DEV, "hist", "--dev", "enp65s0f0np0", NULL), 0);
 	assert_rejected(parse(OPT_DEV, "hist", "--dev", "abcdefghijklmnop", NULL),
 			"invalid device name");
+	/* NETNS/IFNAME: only the interface name is held to 15 characters */
+	assert_int_equal(parse(OPT_DEV, "hist", "--dev", "tt-rel-ls-c/rel-ls-c", NULL), 0);
+	assert_rejected(parse(OPT_DEV, "hist", "--dev", "ns/abcdefghijklmnop", NULL),
+			"invalid device name");
 	assert_rejected(parse(OPT_DEV, "hist", "--dev", "", NULL), "invalid device name");
 	assert_rejected(parse(OPT_DEV, "hist", "--dev", "a", "--dev", "b", "--dev", "c",
 			      "--dev", "d", "--dev", "e", "--dev", "f", "--dev", "g", "--dev",
