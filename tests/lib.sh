@@ -77,3 +77,11 @@ tt_testbed_lock() {
 	exec 9>/run/tailtrace-testbed.lock
 	flock 9
 }
+
+# tt_testbed_up: a fresh testbed (whatever an earlier run left is taken down first) and its
+# TB_* variables in this shell; one failure line and exit 1 when it cannot come up.
+tt_testbed_up() {
+	"$TESTBED" down >/dev/null 2>&1
+	"$TESTBED" up >/dev/null 2>&1 || { tt_fail "testbed up"; exit 1; }
+	eval "$("$TESTBED" env)"
+}

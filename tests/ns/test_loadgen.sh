@@ -19,8 +19,7 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-"$TESTBED" up >/dev/null 2>&1 || { tt_fail "testbed up"; exit 1; }
-eval "$("$TESTBED" env)"
+tt_testbed_up
 
 srv() { # port args... : a server in tt-srv; its pid in SPID
 	local port=$1; shift

@@ -25,8 +25,7 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-"$TESTBED" up >/dev/null 2>&1 || { tt_fail "testbed up"; exit 1; }
-eval "$("$TESTBED" env)"
+tt_testbed_up
 
 srv() { # port args...
 	local port=$1; shift

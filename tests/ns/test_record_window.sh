@@ -18,9 +18,7 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
-"$TESTBED" down >/dev/null 2>&1
-"$TESTBED" up >/dev/null 2>&1 || { tt_fail "testbed up"; exit 1; }
-eval "$("$TESTBED" env)"
+tt_testbed_up
 
 now() { date +%s.%N; }
 

@@ -16,9 +16,7 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
-"$TESTBED" down >/dev/null 2>&1
-"$TESTBED" up >/dev/null 2>&1 || { tt_fail "testbed up"; exit 1; }
-eval "$("$TESTBED" env)"
+tt_testbed_up
 
 PORT=7410
 "$TAILTRACE" record -o "$W/rec" -i 1 --port "$PORT" --role server -v >"$W/rec.out" 2>"$W/rec.err" &

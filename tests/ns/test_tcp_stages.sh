@@ -44,9 +44,7 @@ cleanup() {
 	if [ -n "${TCP_KEEP:-}" ]; then echo "# kept $TMP"; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
-"$TESTBED" down >/dev/null 2>&1
-"$TESTBED" up >/dev/null 2>&1 || { tt_fail "testbed up"; exit 1; }
-eval "$("$TESTBED" env)"
+tt_testbed_up
 
 only() { [ -z "${TCP_ONLY:-}" ] || [[ " $TCP_ONLY " == *" $1 "* ]]; }
 srv() { # port name args...
