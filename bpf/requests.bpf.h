@@ -25,6 +25,8 @@ static __always_inline void req_stage(struct flow *f, __u32 stage, __u64 start, 
 static __always_inline void req_emit(struct flow *f)
 {
 	struct sched_mark end;
+	__u32 ring;
+	void *rb;
 	__u64 lat;
 
 	if (f->phase == REQ_IDLE || !f->req.first_resp_ns)
@@ -88,11 +90,15 @@ static __always_inline void req_emit(struct flow *f)
 	flow_sample(f, STAGE_REQ_LATENCY, lat);
 	flow_sample(f, STAGE_REQ_TTFT, f->req.first_resp_ns - f->req.start_ns);
 	/* userspace polls every 100 ms at the latest: waking it per request costs more than
-	 * the request's tracing; wake it early only when the buffer fills up */
-	if (bpf_ringbuf_output(&req_events, &f->req, sizeof(f->req),
-			       bpf_ringbuf_query(&req_events, BPF_RB_AVAIL_DATA) > (1 << 20)
-				       ? BPF_RB_FORCE_WAKEUP
-				       : BPF_RB_NO_WAKEUP))
+	 * the request's tracing; wake it early only when this CPU's ring fills up */
+	ring = bpf_get_smp_processor_id();
+	if (ring >= targ_nrings)
+		ring %= targ_nrings;
+	rb = bpf_map_lookup_elem(&req_rings, &ring);
+	if (!rb || bpf_ringbuf_output(rb, &f->req, sizeof(f->req),
+				      bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > targ_ring_wake
+					      ? BPF_RB_FORCE_WAKEUP
+					      : BPF_RB_NO_WAKEUP))
 		cnt_add(CNT_EVENTS_LOST, 1);
 reset:
 	__builtin_memset(&f->req, 0, sizeof(f->req));

@@ -28,12 +28,19 @@
 #define MAX_LINKS 64
 #define HIST_MAP_BUDGET (96u << 20)	/* bytes of per-CPU histogram memory at most */
 #define PLACE_BUDGET (16u << 20)	/* ... of it for the place_hists array */
+#define REQ_RINGS_MAX 64		/* request rings: one per CPU, CPUs beyond share */
+#define REQ_RINGS_BUDGET (16u << 20)	/* bytes of request rings at most, all together */
+#define REQ_RING_MIN (256u << 10)
+#define REQ_RING_MAX (4u << 20)
 
 struct collector {
 	struct tailtrace_bpf *skel;
 	struct bpf_link *links[MAX_LINKS];
 	int nlinks;
 	struct ring_buffer *rb;
+	int ring_fds[REQ_RINGS_MAX];	/* req_rings' entries, created after load */
+	__u32 nrings, rings_made;
+	__u32 ring_size;
 	struct kernel_caps caps;
 	unsigned int features;
 	int ncpus;
@@ -48,7 +55,8 @@ struct collector {
 	__u64 places_checked_ns;	/* CLOCK_MONOTONIC of the last slot assignment pass */
 	const struct txts_bucket *tx_stamps;	/* read-only maps of the stamp arrays */
 	const struct stamp_bucket *qdisc_stamps, *rx_stamps;
-	const unsigned long *rb_consumer, *rb_producer; /* read-only maps of req_events' positions */
+	/* read-only maps of each request ring's consumer and producer positions */
+	const unsigned long *rb_consumer[REQ_RINGS_MAX], *rb_producer[REQ_RINGS_MAX];
 	__u64 prev_counters[CNT__MAX];
 	__u64 prev_drops[TT_DROP_REASONS];
 	__u64 user_deleted;		/* histogram keys this process deleted after reading */
@@ -94,36 +102,89 @@ static void map_unview(const struct bpf_map *map, const void *p)
 		munmap((void *)p, map_view_len(map));
 }
 
-/* The ring buffer's consumer and producer positions, read-only (page 0 and page 1 of the
- * map), so collector__backlog() costs no system call. Without them the backlog is unknown. */
-static void ring_positions_view(struct collector *c)
+/* Bytes of each request ring: a power of two (the ring buffer's rule), the budget shared
+ * between the rings, each at least REQ_RING_MIN (~900 events, several polls' worth on a
+ * busy CPU) and at most REQ_RING_MAX (~15 000 events). */
+static __u32 req_ring_size(__u32 nrings)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	int fd = bpf_map__fd(c->skel->maps.req_events);
-	void *cons = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
-	void *prod = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, page);
+	__u32 size = REQ_RING_MAX;
 
-	if (cons == MAP_FAILED || prod == MAP_FAILED) {
-		if (cons != MAP_FAILED)
-			munmap(cons, (size_t)page);
-		if (prod != MAP_FAILED)
-			munmap(prod, (size_t)page);
-		return;
-	}
-	c->rb_consumer = cons;
-	c->rb_producer = prod;
+	while (size > REQ_RING_MIN && (__u64)size * nrings > REQ_RINGS_BUDGET)
+		size >>= 1;
+	return size;
 }
 
+/* Creates the request rings, puts them in req_rings and reads them all through one
+ * ring_buffer. Each ring's consumer and producer positions are also mapped read-only (page
+ * 0 and page 1 of the map), so collector__backlog() costs no system call; without them the
+ * backlog is unknown. */
+static int req_rings_setup(struct collector *c, ring_buffer_sample_fn fn)
+{
+	int outer = bpf_map__fd(c->skel->maps.req_rings);
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (__u32 i = 0; i < c->nrings; i++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tt_req_ring", 0, 0, c->ring_size, NULL);
+
+		if (fd < 0)
+			return -errno;
+		c->ring_fds[c->rings_made++] = fd;
+		if (bpf_map_update_elem(outer, &i, &fd, BPF_ANY))
+			return -errno;
+		if (i == 0)
+			c->rb = ring_buffer__new(fd, fn, c, NULL);
+		else if (ring_buffer__add(c->rb, fd, fn, c))
+			return -errno;
+		if (!c->rb)
+			return -errno;
+	}
+	for (__u32 i = 0; i < c->nrings; i++) {
+		void *cons = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, c->ring_fds[i], 0);
+		void *prod = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, c->ring_fds[i], page);
+
+		if (cons == MAP_FAILED || prod == MAP_FAILED) {
+			if (cons != MAP_FAILED)
+				munmap(cons, (size_t)page);
+			if (prod != MAP_FAILED)
+				munmap(prod, (size_t)page);
+			break;
+		}
+		c->rb_consumer[i] = cons;
+		c->rb_producer[i] = prod;
+	}
+	return 0;
+}
+
+static void req_rings_close(struct collector *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	ring_buffer__free(c->rb);
+	for (__u32 i = 0; i < c->rings_made; i++) {
+		if (c->rb_consumer[i]) {
+			munmap((void *)c->rb_consumer[i], (size_t)page);
+			munmap((void *)c->rb_producer[i], (size_t)page);
+		}
+		close(c->ring_fds[i]);
+	}
+}
+
+/* The fullest ring decides: each CPU's events wait in its own ring. */
 bool collector__backlog(const struct collector *c, __u64 *used, __u64 *size)
 {
-	unsigned long cons, prod;
+	__u64 most = 0;
 
-	if (!c->rb_consumer)
+	if (!c->nrings || !c->rb_consumer[c->nrings - 1])
 		return false;
-	cons = __atomic_load_n(c->rb_consumer, __ATOMIC_ACQUIRE);
-	prod = __atomic_load_n(c->rb_producer, __ATOMIC_ACQUIRE);
-	*used = prod > cons ? prod - cons : 0;
-	*size = bpf_map__max_entries(c->skel->maps.req_events);
+	for (__u32 i = 0; i < c->nrings; i++) {
+		unsigned long cons = __atomic_load_n(c->rb_consumer[i], __ATOMIC_ACQUIRE);
+		unsigned long prod = __atomic_load_n(c->rb_producer[i], __ATOMIC_ACQUIRE);
+
+		if (prod > cons && prod - cons > most)
+			most = prod - cons;
+	}
+	*used = most;
+	*size = c->ring_size;
 	return true;
 }
 
@@ -355,6 +416,13 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (c->place_max < 4)
 		c->place_max = 4;
 	bpf_map__set_max_entries(c->skel->maps.place_hists, c->place_max);
+	c->nrings = c->ncpus < REQ_RINGS_MAX ? (__u32)c->ncpus : REQ_RINGS_MAX;
+	c->ring_size = req_ring_size(c->nrings);
+	bpf_map__set_max_entries(c->skel->maps.req_rings, c->nrings);
+	/* the inner template keeps its 1 MiB: the kernel matches inner ring buffers by type
+	 * and flags only (and libbpf 1.1 cannot resize an inner map before load) */
+	c->skel->rodata->targ_nrings = c->nrings;
+	c->skel->rodata->targ_ring_wake = c->ring_size / 4;
 	c->place_keys = calloc(c->place_max, sizeof(*c->place_keys));
 	c->place_prev = calloc(c->place_max, sizeof(*c->place_prev));
 	if (!c->percpu_buf || !c->stage_buf || !c->stage_prev || !c->place_keys ||
@@ -382,6 +450,12 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (r) {
 		r = fail(err, errlen, r, "loading the BPF programs failed: %s (run with -v for the "
 			 "verifier log)", strerror(-r));
+		goto error;
+	}
+	/* before attaching: a request finished with no ring in place would be lost */
+	r = req_rings_setup(c, on_req_event);
+	if (r) {
+		r = fail(err, errlen, r, "ring buffer setup failed: %s", strerror(-r));
 		goto error;
 	}
 	c->tx_stamps = map_view(c->skel->maps.tx_stamps);
@@ -458,12 +532,6 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 			}
 		}
 	}
-	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.req_events), on_req_event, c, NULL);
-	if (!c->rb) {
-		r = fail(err, errlen, -errno, "ring buffer setup failed: %s", strerror(errno));
-		goto error;
-	}
-	ring_positions_view(c);
 	if (cgfd >= 0)
 		close(cgfd);
 	note_missing(c);
@@ -800,11 +868,7 @@ void collector__close(struct collector *c)
 {
 	if (!c)
 		return;
-	ring_buffer__free(c->rb);
-	if (c->rb_consumer) {
-		munmap((void *)c->rb_consumer, (size_t)sysconf(_SC_PAGESIZE));
-		munmap((void *)c->rb_producer, (size_t)sysconf(_SC_PAGESIZE));
-	}
+	req_rings_close(c);
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	if (c->skel) {

@@ -10,7 +10,7 @@
 #  - qdisc_stamps (16384 entries): ~25000 UDP packets parked in a tbf queue on a --dev device,
 #    then the qdisc is deleted: tx.qdisc samples + qdisc_drops + unmatched_stamps = packets
 #    the qdisc took in (tc -s: sent + backlog);
-#  - req_events ring buffer (4 MiB): `explain` is stopped with SIGSTOP during a burst of
+#  - req_rings, a ring buffer per CPU (4 MiB each here): `explain` is stopped with SIGSTOP during a burst of
 #    requests: requests received + "lost" = exchanges the client made (+-0.5 %), lost > 0;
 #  - flows (hash, 65536): 33000 connections held open at once (66000 traced sockets): the
 #    map is full, "failed_updates" > 0, and it is empty again once they close.
@@ -152,7 +152,7 @@ PY
 	rel_net_down ls
 fi
 
-# ---- req_events ring buffer: userspace stopped during a burst ----
+# ---- request rings: userspace stopped during a burst ----
 if only ring; then
 	rel_net_up lr 42 || { tt_fail "namespaces"; exit 1; }
 	server lr 42 7402
