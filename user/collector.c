@@ -442,6 +442,8 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	}
 	if (!c->caps.kinds[PK_SOCKOPS_TSTAMP].available)
 		bpf_program__set_autoload(c->skel->progs.tt_sockops, false);
+	else
+		c->skel->rodata->targ_tx_tstamp = true;
 	if (!o->cuda || !(features & COLL_REQUESTS) || !c->caps.kinds[PK_UPROBE].available) {
 		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_enter, false);
 		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_exit, false);

@@ -13,14 +13,16 @@ struct feed_rule {
 };
 
 static const struct feed_rule rules[] = {
-	{ STAGE_TX_SENDQ, PK_SOCKOPS_TSTAMP, { "tcp:tcp_sendmsg_locked", "sock:sock_send_length" },
-	  "sockops TX timestamping SENDMSG -> SCHED (start at tcp:tcp_sendmsg_locked)" },
+	{ STAGE_TX_SENDQ, PK_SOCKOPS_TSTAMP,
+	  { "tcp:tcp_sendmsg_locked", "sock:sock_send_length", "net:net_dev_queue" },
+	  "tp_btf tcp:tcp_sendmsg_locked -> net:net_dev_queue of the send's last byte (sockops "
+	  "TX timestamping SENDMSG marks it)" },
 	{ STAGE_TX_QDISC, -1, { "qdisc:qdisc_enqueue", "qdisc:qdisc_dequeue" },
 	  "tp_btf qdisc:qdisc_enqueue -> qdisc:qdisc_dequeue" },
 	{ STAGE_TX_NIC, -1, { "net:net_dev_start_xmit", "net:net_dev_xmit" },
 	  "tp_btf net:net_dev_start_xmit -> net:net_dev_xmit" },
-	{ STAGE_TX_ACK, PK_SOCKOPS_TSTAMP, { 0 },
-	  "sockops TX timestamping SND_SW (or SCHED) -> ACK" },
+	{ STAGE_TX_ACK, PK_SOCKOPS_TSTAMP, { "net:net_dev_queue", "net:net_dev_start_xmit" },
+	  "tp_btf net:net_dev_start_xmit of the send's last byte -> sockops TX timestamping ACK" },
 	{ STAGE_RX_STACK, -1, { "net:netif_receive_skb", "tcp:tcp_probe" },
 	  "tp_btf net:netif_receive_skb -> tcp:tcp_probe" },
 	{ STAGE_RX_SOCKQ, -1, { "sock:sk_data_ready", "sock:sock_recv_length" },
