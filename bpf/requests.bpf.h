@@ -107,12 +107,14 @@ reset:
 	f->phase = REQ_IDLE;
 }
 
-static __always_inline void req_begin(struct flow *f, __u64 start)
+/* A request starts at `start` (a client's send, or a packet's arrival at the driver); `now`
+ * is the caller's clock reading, which the thread's counters are brought up to. */
+static __always_inline void req_begin(struct flow *f, __u64 start, __u64 now)
 {
 	req_emit(f);
 	f->phase = REQ_IN;
 	f->req.start_ns = start;
-	if (f->tid && thread_mark(f->tid, bpf_ktime_get_ns(), &f->mark))
+	if (f->tid && thread_mark(f->tid, now, &f->mark))
 		f->mark_valid = 1;
 	else
 		f->tracked_tid = 0; /* gone (exited or evicted): track it again at its next I/O */
@@ -138,8 +140,9 @@ static __always_inline void req_mark_end(struct flow *f, __u64 now)
 	f->mark_valid = 3;
 }
 
-/* Inbound data reached the socket; `arrival` is its driver receive time when known. */
-static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u32 bytes)
+/* Inbound data reached the socket at `now`; `arrival` is its driver receive time. */
+static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 now,
+					   __u32 bytes)
 {
 	if (!targ_requests)
 		return;
@@ -153,7 +156,7 @@ static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u32 
 		return;
 	}
 	if (f->phase != REQ_IN)
-		req_begin(f, arrival);
+		req_begin(f, arrival, now);
 	f->req.bytes_in += bytes;
 }
 
@@ -164,7 +167,7 @@ static __always_inline void req_on_send(struct flow *f, __u64 now, __u32 tid)
 		return;
 	if (f->role == ROLE_CLIENT) {
 		if (f->phase != REQ_IN) {
-			req_begin(f, now);
+			req_begin(f, now, now);
 		}
 		return;
 	}

@@ -690,7 +690,7 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	if (!st.len)
 		return 0;
 	flow_sample(f, STAGE_RX_STACK, now - st.ts);
-	req_on_inbound(f, st.ts, st.len);
+	req_on_inbound(f, st.ts, now, st.len);
 	req_stage(f, STAGE_RX_STACK, st.ts, now);
 	return 0;
 }
