@@ -181,8 +181,8 @@ static __always_inline bool dev_selected(struct net_device *dev)
 
 	if (!targ_ndevs)
 		return true;
-	ifindex = BPF_CORE_READ(dev, ifindex);
-	netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	ifindex = dev->ifindex;
+	netns = dev->nd_net.net->ns.inum;
 	for (int i = 0; i < 8; i++) {
 		if (i >= targ_ndevs)
 			break;
@@ -247,7 +247,7 @@ static __always_inline struct dev_cache_entry *remember_dev(struct net_device *d
 	__u32 zero = 0;
 	__u64 dv;
 
-	dk->ifindex = BPF_CORE_READ(dev, ifindex);
+	dk->ifindex = dev->ifindex; /* a BTF pointer in every caller: a plain load */
 	dc = bpf_map_lookup_elem(&dev_cache, &zero);
 	dv = ptr_value(dev);
 	if (dc) {
@@ -259,7 +259,7 @@ static __always_inline struct dev_cache_entry *remember_dev(struct net_device *d
 			return ce;
 		}
 	}
-	dk->netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	dk->netns = dev->nd_net.net->ns.inum;
 	if (ce) {
 		ce->dev = dv;
 		ce->dk = *dk;

@@ -4,9 +4,12 @@
 #ifndef TT_TCP_BPF_H
 #define TT_TCP_BPF_H
 
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
-extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops, __u64 flags) __ksym;
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* kfuncs of the sockops program only, which loads where TX timestamping exists (6.15+).
+ * Weak: a strong kfunc extern this kernel lacks fails the whole object's load in libbpf,
+ * a weak one stays unresolved in a program that is not loaded. */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops, __u64 flags) __ksym __weak;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 #define SOL_SOCKET 1
 #define SK_BPF_CB_FLAGS_OPT 1009	/* SK_BPF_CB_FLAGS, kernel 6.15+ */
@@ -237,17 +240,21 @@ static __always_inline struct flow *sockops_flow(struct bpf_sock_ops *skops, str
  * each per send. */
 static __always_inline struct txts *txts_of_skb(struct flow *f, struct sk_buff *skb)
 {
-	struct skb_shared_info *shinfo;
+	/* probe reads, not bpf_rdonly_cast: no kfunc in the tracepoint programs, which load
+	 * on every kernel */
+	unsigned char *shinfo = skb->head + skb->end;
 	struct txts_bucket *b;
-	__u32 tskey;
+	__u32 tskey = 0;
+	__u8 flags = 0;
 
 	if (!targ_tx_tstamp)
 		return NULL;
-	shinfo = bpf_rdonly_cast(skb->head + skb->end,
-				 bpf_core_type_id_kernel(struct skb_shared_info));
-	if (!(shinfo->tx_flags & TT_SKBTX_BPF))
+	bpf_probe_read_kernel(&flags, sizeof(flags),
+			      shinfo + bpf_core_field_offset(struct skb_shared_info, tx_flags));
+	if (!(flags & TT_SKBTX_BPF))
 		return NULL;
-	tskey = shinfo->tskey;
+	bpf_probe_read_kernel(&tskey, sizeof(tskey),
+			      shinfo + bpf_core_field_offset(struct skb_shared_info, tskey));
 	b = txts_bucket_of(f->cookie, tskey);
 	return b ? txts_find(b, f->cookie, tskey) : NULL;
 }
@@ -278,14 +285,13 @@ static __always_inline __u32 skb_tskey(struct sk_buff *skb)
 	return shinfo->tskey;
 }
 
+/* In tracepoint programs the skb is a BTF pointer: its fields are plain loads. */
 static __always_inline __u32 skb_gso_segs(struct sk_buff *skb)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u32 end = BPF_CORE_READ(skb, end);
 	__u16 segs = 0;
 
-	bpf_probe_read_kernel(&segs, sizeof(segs),
-			      head + end + bpf_core_field_offset(struct skb_shared_info, gso_segs));
+	bpf_probe_read_kernel(&segs, sizeof(segs), skb->head + skb->end +
+			      bpf_core_field_offset(struct skb_shared_info, gso_segs));
 	return segs;
 }
 
@@ -409,14 +415,14 @@ int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
 
 	if (!f || f->verdict != FLOW_TRACED)
 		return 0;
-	head = BPF_CORE_READ(skb, head);
-	thoff = BPF_CORE_READ(skb, transport_header);
+	/* the skb is a BTF pointer: plain loads, not probe-read helper calls */
+	head = skb->head;
+	thoff = skb->transport_header;
 	if (bpf_probe_read_kernel(&th, sizeof(th), head + thoff))
 		return 0;
 	seq = bpf_ntohl(th.seq);
 	/* payload = skb->len - (L2 + L3 headers in front of the TCP header) - TCP header */
-	end = seq + BPF_CORE_READ(skb, len) -
-	      (thoff - (__u16)(BPF_CORE_READ(skb, data) - head)) - th.doff * 4;
+	end = seq + skb->len - (thoff - (__u16)(skb->data - head)) - th.doff * 4;
 	if (end == seq)
 		return 0; /* pure ACK */
 	now = bpf_ktime_get_ns();
@@ -456,7 +462,7 @@ int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct
 	struct pkt_stamp st = {};
 	struct flow *f;
 
-	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev), &f))
+	if (!skb_selected(skb, q->dev_queue->dev, &f))
 		return 0;
 	st.ts = bpf_ktime_get_ns();
 	stamp_put(&qdisc_stamps, skb, &st);
@@ -468,8 +474,8 @@ int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct
 static __always_inline bool qseq_enqueue_time(struct flow *f, struct sk_buff *skb,
 					      struct pkt_stamp *st)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u16 thoff = BPF_CORE_READ(skb, transport_header);
+	unsigned char *head = skb->head;
+	__u16 thoff = skb->transport_header;
 	__u64 best = 0;
 	struct tcphdr th;
 	__u32 seq;
@@ -497,7 +503,7 @@ static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u6
 	struct flow *f;
 	__u32 handle, segs;
 
-	if (!skb_selected(skb, BPF_CORE_READ(q, dev_queue, dev), &f))
+	if (!skb_selected(skb, q->dev_queue->dev, &f))
 		return;
 	/* one count per wire packet, as tc's "Sent ... pkt": a GSO skb small enough for the
 	 * qdisc not to segment it (tbf: <= its burst) leaves as one skb of gso_segs packets */
@@ -505,8 +511,8 @@ static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u6
 	cnt_add(CNT_QDISC_PKTS, segs ? segs : 1);
 	if (!stamp_take(&qdisc_stamps, skb, &st) && !(f && qseq_enqueue_time(f, skb, &st)))
 		return;
-	ce = remember_dev(BPF_CORE_READ(q, dev_queue, dev), &dk);
-	handle = BPF_CORE_READ(q, handle);
+	ce = remember_dev(q->dev_queue->dev, &dk);
+	handle = q->handle;
 	if (f) {
 		f->ifindex = dk.ifindex;
 		f->netns = dk.netns;
