@@ -29,7 +29,8 @@
 #define HIST_MAP_BUDGET (96u << 20)	/* bytes of per-CPU histogram memory at most */
 #define PLACE_BUDGET (16u << 20)	/* ... of it for the place_hists array */
 #define REQ_RINGS_MAX 64		/* request rings: one per CPU, CPUs beyond share */
-#define REQ_RINGS_BUDGET (16u << 20)	/* bytes of request rings at most, all together */
+#define REQ_RINGS_BUDGET (8u << 20)	/* bytes of request rings, all together (a minimum
+					 * ring each beyond 32 CPUs) */
 #define REQ_RING_MIN (256u << 10)
 #define REQ_RING_MAX (4u << 20)
 
@@ -104,7 +105,8 @@ static void map_unview(const struct bpf_map *map, const void *p)
 
 /* Bytes of each request ring: a power of two (the ring buffer's rule), the budget shared
  * between the rings, each at least REQ_RING_MIN (~900 events, several polls' worth on a
- * busy CPU) and at most REQ_RING_MAX (~15 000 events). */
+ * busy CPU) and at most REQ_RING_MAX (~15 000 events). The process maps each ring's data
+ * twice (for records that wrap), so its RSS grows by up to twice the rings' size. */
 static __u32 req_ring_size(__u32 nrings)
 {
 	__u32 size = REQ_RING_MAX;
