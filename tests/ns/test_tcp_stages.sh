@@ -15,9 +15,11 @@
 #  - rx.sockq grows for a slow reader and not for a normal one;
 #  - --port, -p and --comm keep other flows out;
 #  - IPv4 and IPv6 both get every stage, with at least one sample per response;
+#  - tx.sendq and tx.ack p50/p90 = the kernel's own TX timestamps (SO_TIMESTAMPING SCHED,
+#    SND and ACK, read by the sender from its error queue: tests/ns/tx_truth.py) (+-10 %);
 #  - bad device, pid, cgroup, port: exit 2 with one line on stderr.
 # The testbed is shared: the whole body holds /run/tailtrace-testbed.lock.
-# TCP_ONLY="qdisc loss slowread filters badinput idle" runs a subset, TCP_KEEP=1 keeps the
+# TCP_ONLY="qdisc loss slowread txtruth filters badinput idle" runs a subset, TCP_KEEP=1 keeps the
 # temporary directory (debugging).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -326,6 +328,46 @@ if only slowread; then
 	# CPU: 3-13 ms seen), so "not otherwise" is judged on its p90
 	tt_check "rx.sockq slow reader p50 $(tcp_fmt_ms "$ss50") >= 2 ms read delay and >= 10x the normal reader's p50 $(tcp_fmt_ms "$sb50"); normal p90 $(tcp_fmt_ms "$sb90") < 1 ms (p99 $(tcp_fmt_ms "$sb99"))" \
 		eval 'ge "$ssn" 20 && ge "$sbn" 20 && ge "$ss50" 2000 && ge "$ss50" "$(awk -v b="$sb50" "BEGIN { print 10 * b }")" && le "$sb90" 1000'
+fi
+
+# ---------------------------------------------------------------- TX timestamps
+# tx.sendq and tx.ack against the kernel's own TX timestamps: the server of
+# tests/ns/tx_truth.py asks for SO_TIMESTAMPING (SCHED, SND, ACK) on its socket and reads
+# them from the error queue, without tailtrace. 64 KiB responses behind a 20 Mbit/s tbf on
+# the server's device: each response's last byte waits for cwnd and the queue (ms).
+# Tolerance: the larger of 10 % and 10 us (tailtrace's histogram buckets are 1/16 wide;
+# Python's time before send() is a few us ahead of tcp_sendmsg).
+near() { num_ok "$1" && num_ok "$2" &&
+	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; t = b / 10; if (t < 10) t = 10; exit !(d <= t) }'; }
+if only txtruth; then
+	TRUTH=$(dirname "$0")/tx_truth.py
+	NRESP=150
+	hist_or_fail tx --port 7416 --by comm --stage tx.sendq --stage tx.ack
+	"$TESTBED" congest --link srv --rate 20mbit --buffer 64kb --qdisc tbf --bulk none \
+		--duration 60 >/dev/null 2>&1 || tt_fail "testbed congest"
+	ip netns exec tt-srv python3 "$TRUTH" server 7416 256 65536 $NRESP "$TMP/truth.json" \
+		>"$TMP/truth-srv.log" 2>&1 &
+	tsrv=$!
+	SPIDS+=("$tsrv")
+	srv_ready 7416 || tt_fail "tx_truth server on 7416 did not start"
+	ip netns exec tt-cli python3 "$TRUTH" client "$TB_SRV4" 7416 256 65536 $NRESP \
+		>>"$TMP/cli.log" 2>&1 || tt_fail "tx_truth client: $(tail -2 "$TMP/cli.log")"
+	wait "$tsrv" || tt_fail "tx_truth server: $(tail -2 "$TMP/truth-srv.log")"
+	tcp_hist_stop tx
+	"$TESTBED" clear >/dev/null 2>&1
+	for st in sendq ack; do
+		n=$(tcp_stage "$TMP/tx.json" tx.$st '^comm tt-ts-srv' count)
+		kn=$(j "$TMP/truth.json" $st.count)
+		desc="" okf=1
+		for q in p50 p90; do
+			v=$(tcp_stage "$TMP/tx.json" tx.$st '^comm tt-ts-srv' ${q}_us)
+			k=$(j "$TMP/truth.json" $st.${q}_us)
+			desc="$desc $q $(tcp_fmt_ms "$v") vs $(tcp_fmt_ms "$k") ($(pct "$v" "$k"))"
+			near "$v" "$k" || okf=0
+		done
+		tt_check "tx.$st of $NRESP responses (n=$n) vs the kernel's SO_TIMESTAMPING (n=$kn):$desc; +-max(10%, 10us)" \
+			eval 'ge "$n" $NRESP && ge "$kn" $((NRESP - 2)) && [ $okf = 1 ]'
+	done
 fi
 
 # ---------------------------------------------------------------- filters
