@@ -173,18 +173,31 @@ static __always_inline __u32 skb_tcp_end(struct sk_buff *skb, __u32 *seq)
 	__u16 thoff = skb->transport_header;
 	struct tcphdr th;
 
+	*seq = 0;
 	if (bpf_probe_read_kernel(&th, sizeof(th), head + thoff))
-		return *seq = 0;
+		return 0; /* read as a pure ACK: nothing to time */
 	*seq = bpf_ntohl(th.seq);
 	/* payload = skb->len - (L2 + L3 headers in front of the TCP header) - TCP header */
 	return *seq + skb->len - (thoff - (__u16)(skb->data - head)) - th.doff * 4;
 }
 
-/* sendmsg starts: `left` bytes will follow write_seq. A full ring drops the send. */
-static __always_inline void send_begin(struct flow *f, __u32 write_seq, __u32 left, __u64 now)
+/* sendmsg starts: `left` bytes will follow write_seq. Sends acknowledged where tcp_probe
+ * does not run (an ACK taken outside tcp_rcv_established, e.g. in CLOSE_WAIT) leave the
+ * ring here, untimed: the socket is locked, so every ACK tcp_probe could see is in. A
+ * full ring drops the new send, counted. */
+static __always_inline void send_begin(struct flow *f, __u32 write_seq, __u32 snd_una,
+				       __u32 left, __u64 now)
 {
 	struct send_entry *e;
 
+	for (int n = 0; n < SEND_SLOTS; n++) {
+		if (f->send_acked == f->send_queued ||
+		    (__s32)(snd_una - f->sends[f->send_acked % SEND_SLOTS].end_seq) < 0)
+			break;
+		f->send_acked++;
+	}
+	if ((__s32)(f->send_xmit - f->send_acked) < 0)
+		f->send_xmit = f->send_acked;
 	f->send_seq = write_seq;
 	if (!left)
 		return;
@@ -333,7 +346,7 @@ int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff
 	now = bpf_ktime_get_ns();
 	tid = (__u32)bpf_get_current_pid_tgid();
 	f->send_start_ns = now;
-	send_begin(f, tp->write_seq, (__u32)msg->msg_iter.count, now);
+	send_begin(f, tp->write_seq, tp->snd_una, (__u32)msg->msg_iter.count, now);
 	flow_track_thread(f, tid);
 	req_on_send(f, now, tid);
 	if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, now))
