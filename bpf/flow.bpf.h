@@ -3,9 +3,8 @@
  * hooks (qdisc, driver, net_dev_queue) only reach the socket through skb->sk, an untrusted
  * pointer that bpf_sk_storage_get() refuses. Entries are deleted when the socket reaches
  * TCP_CLOSE or is destroyed, so flows that come and go do not accumulate; a full map is
- * counted. Holds the
- * filter verdict, the group fields of the histogram key, the receive-queue FIFO and the
- * request being built. */
+ * counted. Holds the filter verdict, the group fields of the histogram key, the
+ * receive-queue FIFO, the ring of sends (tx.sendq, tx.ack) and the request being built. */
 #ifndef TT_FLOW_BPF_H
 #define TT_FLOW_BPF_H
 
