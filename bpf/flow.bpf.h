@@ -84,6 +84,7 @@ struct flow {
 	__u32 txseq_next;
 	__u32 txseq_max;	/* highest end_seq recorded (new data only) */
 	__u32 rxq_overflow;
+	__u32 rx_probed;	/* highest end_seq tcp_probe saw (0: none yet) */
 	struct rxq_entry rxq[RXQ_SLOTS];
 	struct txseq_entry txseq[TXSEQ_SLOTS];
 	struct qseq_entry qseq[QSEQ_SLOTS];

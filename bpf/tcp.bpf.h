@@ -635,6 +635,8 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 		srtt = (__u64)(tp->srtt_us >> 3) * 1000;
 	}
 	minrtt = srtt ? (__u64)tp->rtt_min.s[0].v * 1000 : 0;
+	if (!f->rx_probed || (__s32)(((struct tcp_skb_cb *)skb->cb)->end_seq - f->rx_probed) > 0)
+		f->rx_probed = ((struct tcp_skb_cb *)skb->cb)->end_seq;
 	/* tcp_probe runs for every segment, before TCP processes its ACK */
 	if (f->send_acked != f->send_queued &&
 	    (((struct tcp_skb_cb *)skb->cb)->tcp_flags & 0x10 /* ACK */))
@@ -645,8 +647,17 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 			f->min_rtt_ns = minrtt;
 		flow_sample(f, STAGE_TCP_RTT, srtt);
 	}
-	if (!stamped)
+	if (!stamped) {
+		/* data whose driver stamp was overwritten in a full bucket (counted as
+		 * unmatched): no rx.stack sample, but the request still starts or gets its
+		 * first response byte, from when TCP takes it */
+		struct tcp_skb_cb *cb = (struct tcp_skb_cb *)skb->cb;
+		__u32 len = cb->end_seq - cb->seq - (cb->tcp_flags & 0x01 /* FIN */ ? 1 : 0);
+
+		if (len && len < (1u << 30))
+			req_on_inbound(f, now, now, len);
 		return 0;
+	}
 	if (st.ce) {
 		cnt_add(CNT_ECN_CE, 1);
 		if (f->phase != REQ_IDLE)
@@ -674,6 +685,23 @@ int BPF_PROG(tt_sk_data_ready, struct sock *sk)
 	if (!tp)
 		return 0;
 	nxt = tp->rcv_nxt;
+	/* data TCP queued without passing tcp_rcv_established, where tcp_probe fires: the
+	 * segment that completed a handshake whose last ACK was dropped (a full accept
+	 * queue), data after this side's FIN. The request logic gets it from here, at the
+	 * time it is queued. */
+	if (targ_requests && (!f->rx_probed || (__s32)(nxt - f->rx_probed) > 0)) {
+		__u32 bytes = f->rx_probed ? nxt - f->rx_probed : (__u32)tp->bytes_received;
+		__u64 t;
+
+		/* a FIN taken here is in rcv_nxt, and is no data */
+		if (f->rx_probed && bytes && (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & 1))
+			bytes--;
+		f->rx_probed = nxt;
+		if (bytes) {
+			t = bpf_ktime_get_ns();
+			req_on_inbound(f, t, t, bytes);
+		}
+	}
 	if (f->rxq_tail != f->rxq_head) {
 		last = (f->rxq_tail - 1) % RXQ_SLOTS;
 		if (f->rxq[last].seq_end == nxt)

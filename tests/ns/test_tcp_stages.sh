@@ -15,11 +15,13 @@
 #  - rx.sockq grows for a slow reader and not for a normal one;
 #  - --port, -p and --comm keep other flows out;
 #  - IPv4 and IPv6 both get every stage, with at least one sample per response;
+#  - requests on connections a full accept queue held back are all counted (explain's
+#    requests = the client's completed exchanges, with listen overflows seen in nstat);
 #  - tx.sendq and tx.ack p50/p90 = the kernel's own TX timestamps (SO_TIMESTAMPING SCHED,
 #    SND and ACK, read by the sender from its error queue: tests/ns/tx_truth.py) (+-10 %);
 #  - bad device, pid, cgroup, port: exit 2 with one line on stderr.
 # The testbed is shared: the whole body holds /run/tailtrace-testbed.lock.
-# TCP_ONLY="qdisc loss slowread txtruth filters badinput idle" runs a subset, TCP_KEEP=1 keeps the
+# TCP_ONLY="qdisc loss slowread txtruth acceptq filters badinput idle" runs a subset, TCP_KEEP=1 keeps the
 # temporary directory (debugging).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -368,6 +370,31 @@ if only txtruth; then
 		tt_check "tx.$st of $NRESP responses (n=$n) vs the kernel's SO_TIMESTAMPING (n=$kn):$desc; +-max(10%, 10us)" \
 			eval 'ge "$n" $NRESP && ge "$kn" $((NRESP - 2)) && [ $okf = 1 ]'
 	done
+fi
+
+# ---------------------------------------------------------------- full accept queue
+# 40 clients at once against a listener with a backlog of 1 that accepts every 30 ms
+# (tests/ns/accept_overflow.py): the kernel drops handshake ACKs it cannot queue, and each
+# such request's segment completes its handshake outside tcp_rcv_established, where
+# tcp_probe does not fire. Every completed exchange must still be a request.
+if only acceptq; then
+	AOV=$(dirname "$0")/accept_overflow.py
+	ip netns exec tt-srv timeout 60 python3 "$AOV" server 7417 >"$TMP/aov-srv.log" 2>&1 &
+	SPIDS+=("$!")
+	srv_ready 7417 || tt_fail "accept_overflow server on 7417 did not start"
+	timeout -s INT --kill-after=5 90 "$TAILTRACE" explain -j --role server --port 7417 \
+		>"$TMP/aov.json" 2>"$TMP/aov.err" &
+	apid=$!
+	tt_wait_attached "$(pgrep -P $apid | head -1)" 200 || tt_fail "explain did not start: $(head -c 300 "$TMP/aov.err")"
+	ov0=$(ip netns exec tt-srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ { print $2 }')
+	ip netns exec tt-cli timeout 60 python3 "$AOV" client "$TB_SRV4" 7417 40 >"$TMP/aov-cli.json" 2>>"$TMP/cli.log"
+	ov1=$(ip netns exec tt-srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ { print $2 }')
+	sleep 0.5
+	kill -INT "$apid"; wait "$apid"
+	ex=$(j "$TMP/aov-cli.json" exchanges)
+	rq=$(j "$TMP/aov.json" requests)
+	tt_check "full accept queue ($((ov1 - ov0)) listen overflows): explain requests $rq = exchanges completed $ex" \
+		eval 'ge "$((ov1 - ov0))" 1 && ge "$ex" 10 && [ "$rq" = "$ex" ]'
 fi
 
 # ---------------------------------------------------------------- filters
