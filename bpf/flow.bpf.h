@@ -4,7 +4,7 @@
  * pointer that bpf_sk_storage_get() refuses. Entries are deleted when the socket reaches
  * TCP_CLOSE or is destroyed, so flows that come and go do not accumulate; a full map is
  * counted. Holds the filter verdict, the group fields of the histogram key, the
- * receive-queue FIFO, the ring of sends (tx.sendq, tx.ack) and the request being built. */
+ * receive-queue FIFO and the request being built. */
 #ifndef TT_FLOW_BPF_H
 #define TT_FLOW_BPF_H
 
@@ -44,19 +44,6 @@ struct txseq_entry {
 	__u64 ts;
 };
 
-/* One application send, from its sendmsg to the ACK of its last byte: tx.sendq and
- * tx.ack. Sends are taken in sequence order, so a flow keeps them in a ring with one
- * cursor per step (see bpf/tcp.bpf.h, "sends"). */
-#define SEND_SLOTS 16
-
-struct send_entry {
-	__u32 end_seq;	/* one past the send's last byte */
-	__u32 pad;
-	__u64 start_ns;	/* sendmsg started */
-	__u64 queued_ns;	/* its last byte queued to the device (net_dev_queue) */
-	__u64 xmit_ns;	/* ... handed to the driver (net_dev_start_xmit) */
-};
-
 /* Thread counters at request start, to take deltas at the end. */
 struct sched_mark {
 	__u64 runq, oncpu, offcpu, gpu;
@@ -89,13 +76,7 @@ struct flow {
 	struct txseq_entry txseq[TXSEQ_SLOTS];
 	struct qseq_entry qseq[QSEQ_SLOTS];
 	__u32 qseq_next;
-	__u32 send_seq;		/* write_seq when the sendmsg in progress started */
-	/* sends: [send_acked, send_next) are recorded; cursors only move forward */
-	__u32 send_acked;	/* oldest send not acknowledged */
-	__u32 send_xmit;	/* oldest send not seen at the driver */
-	__u32 send_queued;	/* oldest send whose last byte has not been queued */
-	__u32 send_next;
-	struct send_entry sends[SEND_SLOTS];
+	__u32 qseq_pad;
 	/* request being built */
 	struct req_event req;
 	__u64 covered[TT_REQ_STAGES];	/* per stage: union of intervals so far */

@@ -172,7 +172,7 @@ soak_cleanup() {
 soak_main() {
 	local secs=${SOAK_SECONDS:-600} every=${SOAK_SAMPLE:-10} port=${SOAK_PORT:-7300}
 	local n=${SOAK_NET:-30} out=${SOAK_JSON:-}
-	local t0 t elapsed maps ids names=(flows hists qdisc_stamps rx_stamps threads)
+	local t0 t elapsed maps ids names=(flows hists tx_stamps qdisc_stamps rx_stamps threads)
 	local -a rss_samples=()
 	[ "$(id -u)" -eq 0 ] || { echo "soak: needs root" >&2; return 1; }
 	for b in "$TAILTRACE" "$CHURN"; do
@@ -238,7 +238,7 @@ soak_main() {
 	python3 - "$tmp" "$secs" "$trc" "$after" "$out" <<'EOF'
 import json, os, sys
 tmp, secs, trc, after, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-names = ["flows", "hists", "qdisc_stamps", "rx_stamps", "threads"]
+names = ["flows", "hists", "tx_stamps", "qdisc_stamps", "rx_stamps", "threads"]
 rows = [list(map(int, l.split())) for l in open(f"{tmp}/samples") if l.strip()]
 def j(p):
     try:

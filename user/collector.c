@@ -54,7 +54,7 @@ struct collector {
 	struct hist *place_prev;	/* ... and its cumulative sums at the last snapshot */
 	__u32 nplaces, place_max;
 	__u64 places_checked_ns;	/* CLOCK_MONOTONIC of the last slot assignment pass */
-	/* read-only maps of the stamp arrays */
+	const struct txts_bucket *tx_stamps;	/* read-only maps of the stamp arrays */
 	const struct stamp_bucket *qdisc_stamps, *rx_stamps;
 	/* read-only maps of each request ring's consumer and producer positions */
 	const unsigned long *rb_consumer[REQ_RINGS_MAX], *rb_producer[REQ_RINGS_MAX];
@@ -444,6 +444,8 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	}
 	if (!c->caps.kinds[PK_SOCKOPS_TSTAMP].available)
 		bpf_program__set_autoload(c->skel->progs.tt_sockops, false);
+	else
+		c->skel->rodata->targ_tx_tstamp = true;
 	if (!o->cuda || !(features & COLL_REQUESTS) || !c->caps.kinds[PK_UPROBE].available) {
 		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_enter, false);
 		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_exit, false);
@@ -460,9 +462,10 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		r = fail(err, errlen, r, "ring buffer setup failed: %s", strerror(-r));
 		goto error;
 	}
+	c->tx_stamps = map_view(c->skel->maps.tx_stamps);
 	c->qdisc_stamps = map_view(c->skel->maps.qdisc_stamps);
 	c->rx_stamps = map_view(c->skel->maps.rx_stamps);
-	if (!c->qdisc_stamps || !c->rx_stamps) {
+	if (!c->tx_stamps || !c->qdisc_stamps || !c->rx_stamps) {
 		r = fail(err, errlen, -errno, "mapping the stamp arrays failed: %s",
 			 strerror(errno));
 		goto error;
@@ -623,6 +626,7 @@ static __u64 live_stamps(const struct collector *c)
 
 	for (__u32 i = 0; i < STAMP_BUCKETS; i++) {
 		for (int w = 0; w < 2; w++) {
+			n += __atomic_load_n(&c->tx_stamps[i].e[w].cookie, __ATOMIC_RELAXED) != 0;
 			n += __atomic_load_n(&c->qdisc_stamps[i].e[w].skb, __ATOMIC_RELAXED) != 0;
 			n += __atomic_load_n(&c->rx_stamps[i].e[w].skb, __ATOMIC_RELAXED) != 0;
 		}
@@ -872,6 +876,7 @@ void collector__close(struct collector *c)
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	if (c->skel) {
+		map_unview(c->skel->maps.tx_stamps, c->tx_stamps);
 		map_unview(c->skel->maps.qdisc_stamps, c->qdisc_stamps);
 		map_unview(c->skel->maps.rx_stamps, c->rx_stamps);
 	}

@@ -102,16 +102,36 @@ static void test_all_available(void **state)
 		assert_available(s);
 }
 
-/* tx.sendq and tx.ack come from tracepoints: a kernel without sockops TX timestamping
- * (before 6.15), or whose callbacks do not fire, keeps every stage. */
 static void test_sockops_tstamp_missing(void **state)
 {
 	(void)state;
 	caps_all(&caps);
 	caps.kinds[PK_SOCKOPS_TSTAMP].available = false;
 	caps.kinds[PK_SOCKOPS_TSTAMP].err = 22;
-	for (int t = 0; t < PT__MAX; t++)
-		caps.tstamp_cb[t] = false;
+	snprintf(caps.kinds[PK_SOCKOPS_TSTAMP].detail, sizeof(caps.kinds[0].detail),
+		 "BPF_SOCK_OPS_TSTAMP_* callbacks not in this kernel");
+	assert_unavailable_because(STAGE_TX_SENDQ, "sockops_tx_timestamping unavailable");
+	assert_unavailable_because(STAGE_TX_SENDQ, "callbacks not in this kernel");
+	assert_unavailable_because(STAGE_TX_ACK, "sockops_tx_timestamping unavailable");
+	for (int s = 0; s < STAGE__MAX; s++)
+		if (s != STAGE_TX_SENDQ && s != STAGE_TX_ACK)
+			assert_available(s);
+}
+
+/* The program loads but one callback never fires: only the stage it ends loses. */
+static void test_tstamp_callbacks(void **state)
+{
+	(void)state;
+	caps_all(&caps);
+	caps.tstamp_cb[PT_ACK] = false;
+	assert_unavailable_because(STAGE_TX_ACK, "TSTAMP_ACK_CB");
+	assert_available(STAGE_TX_SENDQ);
+	caps_all(&caps);
+	caps.tstamp_cb[PT_SCHED] = false;
+	assert_unavailable_because(STAGE_TX_SENDQ, "TSTAMP_SCHED_CB");
+	assert_available(STAGE_TX_ACK);
+	caps_all(&caps);
+	caps.tstamp_cb[PT_SND_HW] = false; /* no NIC hardware timestamps: nothing lost */
 	for (int s = 0; s < STAGE__MAX; s++)
 		assert_available(s);
 }
@@ -224,10 +244,10 @@ static void test_long_detail_truncated(void **state)
 {
 	(void)state;
 	caps_all(&caps);
-	caps.kinds[PK_UPROBE].available = false;
-	memset(caps.kinds[PK_UPROBE].detail, 'x', sizeof(caps.kinds[0].detail) - 1);
-	caps.kinds[PK_UPROBE].detail[sizeof(caps.kinds[0].detail) - 1] = 0;
-	assert_unavailable_because(STAGE_GPU_WAIT, "uprobe unavailable: xxx");
+	caps.kinds[PK_SOCKOPS_TSTAMP].available = false;
+	memset(caps.kinds[PK_SOCKOPS_TSTAMP].detail, 'x', sizeof(caps.kinds[0].detail) - 1);
+	caps.kinds[PK_SOCKOPS_TSTAMP].detail[sizeof(caps.kinds[0].detail) - 1] = 0;
+	assert_unavailable_because(STAGE_TX_SENDQ, "sockops_tx_timestamping unavailable: xxx");
 }
 
 static void test_unknown_stage(void **state)
@@ -247,6 +267,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_available),
 		cmocka_unit_test(test_sockops_tstamp_missing),
+		cmocka_unit_test(test_tstamp_callbacks),
 		cmocka_unit_test(test_missing_tracepoint_named),
 		cmocka_unit_test(test_each_tracepoint_missing),
 		cmocka_unit_test(test_tracefs_only_is_not_enough),
