@@ -367,6 +367,36 @@ int tt_sockops(struct bpf_sock_ops *skops)
 	return 1;
 }
 
+/* Connections established before tailtrace attached never pass the ESTABLISHED callbacks
+ * above, so TX timestamping would stay off on them for good: without this, a server's
+ * persistent connections show no tx.sendq or tx.ack at all. Userspace runs this iterator
+ * once in every network namespace, after sockops is attached; a connection established
+ * in between is armed twice, harmlessly. */
+__u64 existing_armed, existing_arm_failed;
+
+SEC("iter/tcp")
+int tt_arm_existing(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	int on = 1; /* SK_BPF_CB_TX_TIMESTAMPING */
+	struct tcp_sock *tp;
+
+	if (!skc)
+		return 0;
+	/* full sockets only (not request or time-wait ones), and not listeners: their
+	 * children are armed by PASSIVE_ESTABLISHED */
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp || skc->skc_state == 10 /* TCP_LISTEN */ || skc->skc_state == TCP_CLOSE_STATE)
+		return 0;
+	if (!port_selected(skc->skc_num, bpf_ntohs(skc->skc_dport)))
+		return 0;
+	if (bpf_setsockopt(tp, SOL_SOCKET, SK_BPF_CB_FLAGS_OPT, &on, sizeof(on)))
+		existing_arm_failed++;
+	else
+		existing_armed++;
+	return 0;
+}
+
 /* ---- send side tracepoints ---- */
 
 SEC("tp_btf/tcp_sendmsg_locked")
@@ -651,15 +681,16 @@ int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 {
+	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)skb->cb;
 	struct pkt_stamp st = {};
 	struct tcp_sock *tp;
 	struct flow *f;
 	__u64 now, srtt, minrtt;
+	__u32 una, from, fresh;
 	bool stamped;
-	__u32 una;
 
 	stamped = stamp_take(&rx_stamps, skb, &st);
-	if (stamped && st.seq != ((struct tcp_skb_cb *)skb->cb)->seq) {
+	if (stamped && st.seq != cb->seq) {
 		/* left by an earlier packet at this address that TCP never processed on an
 		 * established socket: not this packet's arrival, and counted as unmatched */
 		stamped = false;
@@ -680,8 +711,17 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 		srtt = (__u64)(tp->srtt_us >> 3) * 1000;
 	}
 	minrtt = srtt ? (__u64)tp->rtt_min.s[0].v * 1000 : 0;
-	if (!f->rx_probed || (__s32)(((struct tcp_skb_cb *)skb->cb)->end_seq - f->rx_probed) > 0)
-		f->rx_probed = ((struct tcp_skb_cb *)skb->cb)->end_seq;
+	if (!f->rx_probed || (__s32)(cb->end_seq - f->rx_probed) > 0)
+		f->rx_probed = cb->end_seq;
+	/* data not received before: tcp_probe fires before TCP takes the segment, so rcv_nxt
+	 * is still the old edge. A retransmission of data this side already has (the peer's
+	 * timer fired because this side's ACK was held up) is no new request. */
+	from = (__s32)(cb->seq - tp->rcv_nxt) > 0 ? cb->seq : tp->rcv_nxt;
+	fresh = (__s32)(cb->end_seq - from) > 0 ? cb->end_seq - from : 0;
+	if (fresh && (cb->tcp_flags & 0x01 /* FIN */))
+		fresh--;
+	if (fresh >= (1u << 30))
+		fresh = 0;
 	if (srtt) {
 		f->srtt_ns = srtt;
 		if (minrtt && minrtt != ~0U * 1000ULL)
@@ -692,11 +732,8 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 		/* data whose driver stamp was overwritten in a full bucket (counted as
 		 * unmatched): no rx.stack sample, but the request still starts or gets its
 		 * first response byte, from when TCP takes it */
-		struct tcp_skb_cb *cb = (struct tcp_skb_cb *)skb->cb;
-		__u32 len = cb->end_seq - cb->seq - (cb->tcp_flags & 0x01 /* FIN */ ? 1 : 0);
-
-		if (len && len < (1u << 30))
-			req_on_inbound(f, now, now, len);
+		if (fresh)
+			req_on_inbound(f, now, now, fresh);
 		return 0;
 	}
 	if (st.ce) {
@@ -707,7 +744,9 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	if (!st.len)
 		return 0;
 	flow_sample(f, STAGE_RX_STACK, now - st.ts);
-	req_on_inbound(f, st.ts, now, st.len);
+	if (!fresh)
+		return 0;
+	req_on_inbound(f, st.ts, now, fresh);
 	req_stage(f, STAGE_RX_STACK, st.ts, now);
 	return 0;
 }
@@ -911,8 +950,19 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	}
 	/* the request keeps queue drops only: other drops (filters, bad checksums) are not
 	 * evidence of congestion */
-	if (f->phase != REQ_IDLE && queue_drop(reason))
+	if (!queue_drop(reason))
+		return 0;
+	if (f->phase != REQ_IDLE)
 		f->req.drops++;
+	/* a send whose last byte a full qdisc dropped here waits in TCP until a later
+	 * attempt gets through (after a local drop, often the RTO-based probe timer): the
+	 * send queue lasts until that attempt's SCHED, which must not find this one's */
+	if (skb->sk) {
+		struct txts *ts = txts_of_skb(f, skb);
+
+		if (ts && !ts->sw_ns)
+			ts->sched_ns = 0;
+	}
 	return 0;
 }
 

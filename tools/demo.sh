@@ -8,6 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 TT=${TAILTRACE:-$root/build/tailtrace}
 LG=${LOADGEN:-$root/build/loadgen}
 TB=$root/tools/testbed
+. "$root/tests/lib.sh" # tt_wait_attached
 export LOADGEN=$LG
 secs=${DEMO_SECONDS:-8}
 work=$(mktemp -d /tmp/tailtrace-demo.XXXXXX)
@@ -39,7 +40,10 @@ scenario() {
 	"$TT" explain --port 7000 --role server -d "$((secs + 1))" -j >"$work/explain.json" \
 		2>"$work/explain.err" &
 	local tt=$!
-	sleep 1.5 # the BPF programs are attached before the first request
+	# the first request only once every program is attached: loading takes longer on a
+	# busy machine (the congested scenario's bulk neighbour), and a fixed sleep lost the
+	# first requests there
+	tt_wait_attached "$tt" 600 || { cat "$work/explain.err" >&2; return 1; }
 	ip netns exec "$TB_NS_CLI" "$LG" client --connect "$TB_SRV4" --port 7000 --mode unary \
 		--conns 4 --concurrency 4 --req-bytes 512 --resp-bytes 8192 --duration "$secs" \
 		--json "$work/client.json" --name tt-client >/dev/null 2>&1 || true

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "collector.h"
 #include "attribution.h"
+#include "arm_existing.h"
 #include "cgroup.h"
 #include "histogram.h"
 #include "mono_clock.h"
@@ -36,6 +37,7 @@
 
 struct collector {
 	struct tailtrace_bpf *skel;
+	struct collector_existing existing;	/* connections armed after attach */
 	struct bpf_link *links[MAX_LINKS];
 	int nlinks;
 	struct ring_buffer *rb;
@@ -299,6 +301,26 @@ static int add_link(struct collector *c, struct bpf_link *l)
 	return 0;
 }
 
+/* Not fatal: tracing goes on, and the session says what is missing. */
+static void arm_existing(struct collector *c)
+{
+	struct arm_existing_result res;
+	int r = arm_existing_connections(c->skel->progs.tt_arm_existing, &res);
+
+	c->existing.err = r;
+	c->existing.netns_walked = res.netns_walked;
+	c->existing.netns_failed = res.netns_failed;
+	c->existing.armed = c->skel->bss->existing_armed;
+	c->existing.failed = c->skel->bss->existing_arm_failed;
+	c->existing.ran = true;
+}
+
+bool collector__existing(const struct collector *c, struct collector_existing *out)
+{
+	*out = c->existing;
+	return c->existing.ran;
+}
+
 static void note_missing(struct collector *c)
 {
 	struct stage_feed feed;
@@ -442,10 +464,12 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		    (prog_hooks[i].requests_only && !(features & COLL_REQUESTS)))
 			bpf_program__set_autoload(p, false);
 	}
-	if (!c->caps.kinds[PK_SOCKOPS_TSTAMP].available)
+	if (!c->caps.kinds[PK_SOCKOPS_TSTAMP].available) {
 		bpf_program__set_autoload(c->skel->progs.tt_sockops, false);
-	else
+		bpf_program__set_autoload(c->skel->progs.tt_arm_existing, false);
+	} else {
 		c->skel->rodata->targ_tx_tstamp = true;
+	}
 	if (!o->cuda || !(features & COLL_REQUESTS) || !c->caps.kinds[PK_UPROBE].available) {
 		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_enter, false);
 		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_exit, false);
@@ -482,7 +506,8 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	bpf_object__for_each_program(p, c->skel->obj) {
 		if (!bpf_program__autoload(p))
 			continue;
-		if (p == c->skel->progs.tt_cuda_sync_enter || p == c->skel->progs.tt_cuda_sync_exit)
+		if (p == c->skel->progs.tt_cuda_sync_enter || p == c->skel->progs.tt_cuda_sync_exit ||
+		    p == c->skel->progs.tt_arm_existing)
 			continue;
 		if (p == c->skel->progs.tt_sockops) {
 			/* the cgroup2 root sees every socket; --cgroup narrows it */
@@ -507,6 +532,9 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 			goto error;
 		}
 	}
+	/* after sockops: a connection established from here on is armed by its callback */
+	if (bpf_program__autoload(c->skel->progs.tt_arm_existing))
+		arm_existing(c);
 	if (o->cuda && (features & COLL_REQUESTS)) {
 		const char *lib = find_libcuda();
 

@@ -21,7 +21,7 @@
 #    SND and ACK, read by the sender from its error queue: tests/ns/tx_truth.py) (+-10 %);
 #  - bad device, pid, cgroup, port: exit 2 with one line on stderr.
 # The testbed is shared: the whole body holds /run/tailtrace-testbed.lock.
-# TCP_ONLY="qdisc loss slowread txtruth acceptq filters badinput idle" runs a subset, TCP_KEEP=1 keeps the
+# TCP_ONLY="qdisc loss slowread txtruth existing dupreq acceptq filters badinput idle" runs a subset, TCP_KEEP=1 keeps the
 # temporary directory (debugging).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -86,6 +86,26 @@ hist_or_fail() { # name args...: start tailtrace or fail the script (nothing can
 		tt_fail "tailtrace hist ${*:2} did not start: $(head -c 300 "$TMP/$name.err")"
 		exit 1
 	fi
+}
+
+# truth_check HIST_JSON TRUTH_JSON N LABEL: tx.sendq and tx.ack of the tt-ts-srv responses
+# against the kernel's SO_TIMESTAMPING (tests/ns/tx_truth.py), p50 and p90 within
+# max(10 %, 10 us) (near), at least N samples each
+truth_check() {
+	local hj=$1 kj=$2 nresp=$3 label=$4 st n kn desc okf q v k
+	for st in sendq ack; do
+		n=$(tcp_stage "$hj" tx.$st '^comm tt-ts-srv' count)
+		kn=$(j "$kj" $st.count)
+		desc="" okf=1
+		for q in p50 p90; do
+			v=$(tcp_stage "$hj" tx.$st '^comm tt-ts-srv' ${q}_us)
+			k=$(j "$kj" $st.${q}_us)
+			desc="$desc $q $(tcp_fmt_ms "$v") vs $(tcp_fmt_ms "$k") ($(pct "$v" "$k"))"
+			near "$v" "$k" || okf=0
+		done
+		tt_check "tx.$st of $nresp responses$label (n=$n) vs the kernel's SO_TIMESTAMPING (n=$kn):$desc; +-max(10%, 10us)" \
+			eval 'ge "$n" $nresp && ge "$kn" $((nresp - 2)) && [ $okf = 1 ]'
+	done
 }
 
 # ---------------------------------------------------------------- bad input
@@ -357,19 +377,83 @@ if only txtruth; then
 	wait "$tsrv" || tt_fail "tx_truth server: $(tail -2 "$TMP/truth-srv.log")"
 	tcp_hist_stop tx
 	"$TESTBED" clear >/dev/null 2>&1
-	for st in sendq ack; do
-		n=$(tcp_stage "$TMP/tx.json" tx.$st '^comm tt-ts-srv' count)
-		kn=$(j "$TMP/truth.json" $st.count)
-		desc="" okf=1
-		for q in p50 p90; do
-			v=$(tcp_stage "$TMP/tx.json" tx.$st '^comm tt-ts-srv' ${q}_us)
-			k=$(j "$TMP/truth.json" $st.${q}_us)
-			desc="$desc $q $(tcp_fmt_ms "$v") vs $(tcp_fmt_ms "$k") ($(pct "$v" "$k"))"
-			near "$v" "$k" || okf=0
-		done
-		tt_check "tx.$st of $NRESP responses (n=$n) vs the kernel's SO_TIMESTAMPING (n=$kn):$desc; +-max(10%, 10us)" \
-			eval 'ge "$n" $NRESP && ge "$kn" $((NRESP - 2)) && [ $okf = 1 ]'
+	truth_check "$TMP/tx.json" "$TMP/truth.json" $NRESP ""
+fi
+
+# ---------------------------------------------------------------- connections older than tailtrace
+# The same ground truth on a connection established before tailtrace started: sockops never
+# saw its handshake, so only the iterator pass at start arms its TX timestamps. A model
+# server's persistent connections are like this.
+if only existing; then
+	TRUTH=$(dirname "$0")/tx_truth.py
+	NRESP=100
+	"$TESTBED" congest --link srv --rate 20mbit --buffer 64kb --qdisc tbf --bulk none \
+		--duration 60 >/dev/null 2>&1 || tt_fail "testbed congest"
+	ip netns exec tt-srv python3 "$TRUTH" server 7419 256 65536 $NRESP "$TMP/truth-ex.json" \
+		>"$TMP/truth-ex-srv.log" 2>&1 &
+	tsrv=$!
+	SPIDS+=("$tsrv")
+	srv_ready 7419 || tt_fail "tx_truth server on 7419 did not start"
+	ip netns exec tt-cli python3 "$TRUTH" client "$TB_SRV4" 7419 256 65536 $NRESP "$TMP/go" \
+		>>"$TMP/cli.log" 2>&1 &
+	tcli=$!
+	for _ in $(seq 1 50); do
+		ip netns exec tt-srv ss -tnH state established "sport = :7419" | grep -q . && break
+		sleep 0.1
 	done
+	hist_or_fail ex --port 7419 --by comm --stage tx.sendq --stage tx.ack -v
+	touch "$TMP/go"
+	wait "$tcli" || tt_fail "tx_truth client (existing): $(tail -2 "$TMP/cli.log")"
+	wait "$tsrv" || tt_fail "tx_truth server (existing): $(tail -2 "$TMP/truth-ex-srv.log")"
+	tcp_hist_stop ex
+	"$TESTBED" clear >/dev/null 2>&1
+	armed=$(sed -n 's/^TX timestamping armed on \([0-9]*\) connections.*/\1/p' "$TMP/ex.err")
+	# both ends: the server's socket in tt-srv, the client's in tt-cli
+	tt_check "connections established before start: TX timestamping armed on ${armed:-none} (want >= 2, both ends)" \
+		ge "${armed:-none}" 2
+	truth_check "$TMP/ex.json" "$TMP/truth-ex.json" $NRESP " on a connection older than tailtrace"
+fi
+
+# ---------------------------------------------------------------- retransmitted requests
+# Twice during a closed loop of 150 requests on one connection, the server's packets are
+# dropped (nft, on tt-srv0) for 0.8 s: its response and the ACK of the request in flight
+# do not arrive, and the client's RTO sends the request again. The server's TCP drops that
+# copy as old data (it counts a DSACK); tailtrace must not take it for a new request.
+if only dupreq; then
+	srv 7420 tt-dup-srv --compute const:20000 --resp-bytes 2048
+	srv_ready 7420 || tt_fail "loadgen server on 7420 did not start"
+	timeout -s INT --kill-after=5 90 "$TAILTRACE" explain -j --role server --port 7420 \
+		>"$TMP/dup.json" 2>"$TMP/dup.err" &
+	dpid=$!
+	tt_wait_attached "$(pgrep -P $dpid | head -1)" 200 || tt_fail "explain did not start: $(head -c 300 "$TMP/dup.err")"
+	dsack() { ip netns exec tt-srv nstat -az TcpExtTCPDSACKOldSent | awk '/DSACKOldSent/ { print $2 }'; }
+	d0=$(dsack)
+	cli_bg tt-dup-cli "$TMP/dup-cli.json" --connect "$TB_SRV4" --port 7420 --conns 1 \
+		--concurrency 1 --requests 150 --req-bytes 512 --resp-bytes 2048
+	dcl=$LAST_CLI
+	for _ in 1 2; do
+		sleep 1
+		"$TESTBED" loss --link srv --percent 100 --ports 7420 >/dev/null 2>&1 || tt_fail "testbed loss"
+		sleep 0.8
+		"$TESTBED" clear >/dev/null 2>&1
+	done
+	wait "$dcl"
+	d1=$(dsack)
+	sleep 0.5
+	kill -INT "$dpid"; wait "$dpid"
+	rq=$(j "$TMP/dup.json" requests)
+	lg=$(j "$TMP/dup-cli.json" requests)
+	# loadgen ends each connection with one more exchange, for the server's timings
+	tt_check "requests sent again while their response was held ($((d1 - d0)) copies dropped as old data): explain requests $rq = loadgen's $lg + 1" \
+		eval 'ge "$((d1 - d0))" 2 && num_ok "$lg" && [ "$rq" = "$((lg + 1))" ]'
+	# the copy is no new request, and the real one after it no part of one: each held
+	# request lasts the whole hold, as the client measured it (the server's view ends a
+	# round trip earlier), and the first response byte always follows the 20 ms of compute
+	tmax=$(j "$TMP/dup.json" latency_us.max)
+	cmax=$(j "$TMP/dup-cli.json" latency_us.max)
+	ttft=$(j "$TMP/dup.json" ttft_us.max)
+	tt_check "the held request's latency: explain max $(tcp_fmt_ms "$tmax") vs loadgen's $(tcp_fmt_ms "$cmax") (within 5 %), explain's TTFT max $(tcp_fmt_ms "$ttft") (want < 100 ms)" \
+		eval 'ge "$cmax" 600000 && ge "$tmax" "$(awk -v c="$cmax" "BEGIN { print c * 0.95 }")" && le "$tmax" "$cmax" && le "$ttft" 100000'
 fi
 
 # ---------------------------------------------------------------- full accept queue

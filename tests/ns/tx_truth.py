@@ -6,7 +6,9 @@ queue, independent of tailtrace.
 
   tx_truth.py server PORT REQ RESP N OUT   answer N requests of REQ bytes with RESP bytes on
                                            the first connection, timestamping every response
-  tx_truth.py client HOST PORT REQ RESP N  make the N exchanges
+  tx_truth.py client HOST PORT REQ RESP N [GO]
+                                           make the N exchanges; with GO, connect first and
+                                           wait for the file GO to exist before the first one
 
 Per response the server keeps: t0, the CLOCK_REALTIME just before send(); SCHED (its last
 byte entered the device queue), SND (handed to the driver) and ACK (acknowledged), all
@@ -15,6 +17,7 @@ their count and p50/p90/p99 (nearest rank). The server's comm is tt-ts-srv, so t
 can group its socket by comm."""
 import ctypes
 import json
+import os
 import select
 import socket
 import struct
@@ -107,8 +110,10 @@ def server(port, req, resp, n, out):
     s.close()
 
 
-def client(host, port, req, resp, n):
+def client(host, port, req, resp, n, go=None):
     s = socket.create_connection((host, port))
+    while go and not os.path.exists(go):
+        time.sleep(0.05)
     payload = b"q" * req
     for _ in range(n):
         s.sendall(payload)
@@ -120,7 +125,7 @@ if __name__ == "__main__":
     a = sys.argv
     if len(a) == 7 and a[1] == "server":
         server(int(a[2]), int(a[3]), int(a[4]), int(a[5]), a[6])
-    elif len(a) == 7 and a[1] == "client":
-        client(a[2], int(a[3]), int(a[4]), int(a[5]), int(a[6]))
+    elif len(a) in (7, 8) and a[1] == "client":
+        client(a[2], int(a[3]), int(a[4]), int(a[5]), int(a[6]), a[7] if len(a) == 8 else None)
     else:
         sys.exit(__doc__)
