@@ -472,11 +472,87 @@ def render_md(res):
     return "\n".join(L)
 
 
+# ---------------------------------------------------------------- A/B of two builds (tools/bench/ab)
+
+
+def cmd_ab_window(args):
+    """ab-window OUT_JSONL VARIANT ROUND PROGS0 PROGS1 LOADGEN_JSON"""
+    out, variant, rnd, p0, p1, lg = args
+    progs = delta_progs(load_json(p0), load_json(p1)).get("tailtrace", {})
+    d = load_json(lg)
+    if not progs or not d or not d.get("requests"):
+        return 1
+    rec = {"variant": variant, "round": int(rnd), "requests": d["requests"],
+           "rate": d.get("rate_rps"), "p99_us": (d.get("latency_us") or {}).get("p99"),
+           "progs": progs}
+    with open(out, "a") as f:
+        f.write(json.dumps(rec) + "\n")
+    return 0
+
+
+def cmd_ab_summary(args):
+    """ab-summary IN_JSONL OUT_JSON OUT_MD A_NAME B_NAME"""
+    raw, out_json, out_md, name_a, name_b = args
+    recs = [json.loads(line) for line in open(raw) if line.strip()]
+    per = {"A": {}, "B": {}}
+    for r in recs:
+        v = per[r["variant"]]
+        total = sum(h["ns"] for h in r["progs"].values())
+        v.setdefault("ns_per_request", []).append(total / r["requests"])
+        v.setdefault("rate", []).append(r["rate"])
+        v.setdefault("p99_us", []).append(r["p99_us"])
+        for hook, h in r["progs"].items():
+            if h["cnt"]:
+                v.setdefault("hooks", {}).setdefault(hook, []).append(h["ns"] / h["cnt"])
+                v.setdefault("runs_per_request", {}).setdefault(hook, []).append(
+                    h["cnt"] / r["requests"])
+    res = {"a": name_a, "b": name_b, "windows": len(recs), "hooks": {}, "total": {}}
+    for key in ("ns_per_request", "rate", "p99_us"):
+        res["total"][key] = {v: spread(per[v].get(key, [])) for v in "AB"}
+    hooks = sorted(set(per["A"].get("hooks", {})) | set(per["B"].get("hooks", {})))
+    for hook in hooks:
+        res["hooks"][hook] = {
+            v: {"ns_per_run": spread(per[v].get("hooks", {}).get(hook, [])),
+                "runs_per_request": spread(per[v].get("runs_per_request", {}).get(hook, []))}
+            for v in "AB"}
+    with open(out_json, "w") as f:
+        json.dump(res, f, indent=1)
+
+    def med(sp):
+        return sp["median"] if sp else None
+
+    def change(a, b):
+        return f"{(b - a) / a * 100:+.1f} %" if a and b is not None else "-"
+
+    L = [f"A = {name_a}, B = {name_b}: {len(recs)} windows, medians (min-max)", "",
+         "| hook | A ns/run | B ns/run | change | A runs/request | B runs/request |",
+         "|---|---|---|---|---|---|"]
+    for hook in hooks:
+        h = res["hooks"][hook]
+        a, b = med(h["A"]["ns_per_run"]), med(h["B"]["ns_per_run"])
+        L.append(f"| {hook} | {fmt_spread(h['A']['ns_per_run'])} | "
+                 f"{fmt_spread(h['B']['ns_per_run'])} | {change(a, b)} | "
+                 f"{fmt(med(h['A']['runs_per_request']))} | "
+                 f"{fmt(med(h['B']['runs_per_request']))} |")
+    t = res["total"]
+    for key, label in (("ns_per_request", "program time per request, ns"),
+                       ("rate", "requests/s"), ("p99_us", "loadgen p99, us")):
+        a, b = med(t[key]["A"]), med(t[key]["B"])
+        L.append(f"| **{label}** | {fmt_spread(t[key]['A'])} | {fmt_spread(t[key]['B'])} | "
+                 f"{change(a, b)} | | |")
+    L.append("")
+    with open(out_md, "w") as f:
+        f.write("\n".join(L))
+    return 0
+
+
 def main():
     cmds = {"progs": cmd_progs, "usage": cmd_usage, "window": cmd_window,
-            "summarize": cmd_summarize}
+            "summarize": cmd_summarize, "ab-window": cmd_ab_window,
+            "ab-summary": cmd_ab_summary}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
-        print("usage: bench.py progs|usage|window|summarize ...", file=sys.stderr)
+        print("usage: bench.py progs|usage|window|summarize|ab-window|ab-summary ...",
+              file=sys.stderr)
         return 2
     return cmds[sys.argv[1]](sys.argv[2:]) or 0
 
