@@ -56,7 +56,9 @@ v = t["verdict"]
 print(f"tailtrace verdict : {v['class']}" + (f" -- {v.get('stage')} at {v.get('where')}" if v["class"] not in ("none",) and v.get("stage") else ""))
 print(f"                    {v['summary']}")
 tl, cl = t["latency_us"], c["latency_us"]
-print(f"requests          : tailtrace {t['requests']}  load generator {c['requests']}")
+# the loadgen closes each connection with one more exchange (the server's timings)
+print(f"requests          : tailtrace {t['requests']}  load generator {c['requests']}"
+      f" + {c['conns']} closing exchanges")
 print(f"latency p50 / p99 : tailtrace {tl['p50']/1e3:.2f} / {tl['p99']/1e3:.2f} ms (server side)"
       f"   load generator {cl['p50']/1e3:.2f} / {cl['p99']/1e3:.2f} ms (client side)")
 sh = t["tail"]["excess_shares"]
