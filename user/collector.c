@@ -22,6 +22,7 @@
 #include "histogram.h"
 #include "mono_clock.h"
 #include "netdev.h"
+#include "slow_keep.h"
 #include "stages.h"
 #include "tailtrace.skel.h"
 
@@ -67,11 +68,8 @@ struct collector {
 	__u64 prev_thread_evicted;
 	__u64 prev_unmatched;
 	struct attr_agg *agg;
-	struct req_event *slow;
-	size_t nslow;
-	__u64 slow_cut;
-	struct hist seen;		/* all request latencies: the adaptive slow threshold */
-	__u64 slow_threshold;
+	struct slow_keep slow;		/* the flight recorder's slow requests */
+	struct req_event *slow_out;	/* room for one interval's */
 	__u64 taken;			/* request events taken */
 	collector_req_cb cb;
 	void *cb_ctx;
@@ -245,21 +243,12 @@ static int on_req_event(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
 	const struct req_event *ev = data;
-	__u64 lat;
 
 	if (size < sizeof(*ev))
 		return 0;
 	attr_agg__add(c->agg, ev);
-	lat = ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0;
-	hist_record(&c->seen, lat);
-	if ((c->seen.count & 255) == 1 || c->seen.count < 256)
-		c->slow_threshold = c->seen.count >= 100 ? hist_quantile(&c->seen, 0.99) : ~0ULL;
-	if ((c->features & COLL_SLOW_REQS) && lat >= c->slow_threshold) {
-		if (c->nslow < SLOW_KEEP_MAX)
-			c->slow[c->nslow++] = *ev;
-		else
-			c->slow_cut++;
-	}
+	if (c->features & COLL_SLOW_REQS)
+		slow_keep__offer(&c->slow, ev);
 	if (c->cb)
 		c->cb(ev, c->cb_ctx);
 	/* a batch is up to a few thousand events (~1 us each): give way to any other runnable
@@ -355,9 +344,8 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		return fail(err, errlen, -ENOMEM, "out of memory");
 	c->features = features;
 	c->agg = attr_agg__new();
-	c->slow = calloc(SLOW_KEEP_MAX, sizeof(*c->slow));
-	c->slow_threshold = ~0ULL;
-	if (!c->agg || !c->slow) {
+	c->slow_out = calloc(SLOW_KEEP_MAX, sizeof(*c->slow_out));
+	if (!c->agg || !c->slow_out || slow_keep__init(&c->slow, SLOW_KEEP_MAX)) {
 		r = fail(err, errlen, -ENOMEM, "out of memory");
 		goto error;
 	}
@@ -750,9 +738,11 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 	struct hist_key key, next, *keys = NULL;
 	size_t nkeys = 0, cap = 0;
 	__u64 cur[CNT__MAX], drops[TT_DROP_REASONS], pkt_live;
+	__u64 slow_cut = 0, slow_threshold = 0;
 	struct hist merged;
 	struct timespec ts;
 	void *prev = NULL;
+	size_t nslow;
 	int err = 0;
 
 	/* the ring buffer first, so requests finished before now land in this snapshot */
@@ -872,7 +862,10 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 		s->attr = c->agg;
 	}
 	c->agg = attr_agg__new();
-	for (size_t i = 0; i < c->nslow; i++) {
+	nslow = (c->features & COLL_SLOW_REQS)
+			? slow_keep__take(&c->slow, c->slow_out, &slow_cut, &slow_threshold)
+			: 0;
+	for (size_t i = 0; i < nslow; i++) {
 		if (s->nslow == s->slow_cap) {
 			size_t ncap = s->slow_cap ? s->slow_cap * 2 : 64;
 			struct req_event *n = realloc(s->slow_reqs, ncap * sizeof(*n));
@@ -882,12 +875,12 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 			s->slow_reqs = n;
 			s->slow_cap = ncap;
 		}
-		s->slow_reqs[s->nslow++] = c->slow[i];
+		s->slow_reqs[s->nslow++] = c->slow_out[i];
 	}
-	s->slow_cut += c->slow_cut;
-	s->slow_threshold_ns = c->slow_threshold == ~0ULL ? 0 : c->slow_threshold;
-	c->nslow = 0;
-	c->slow_cut = 0;
+	if (c->features & COLL_SLOW_REQS) {
+		s->slow_cut += slow_cut;
+		s->slow_threshold_ns = slow_threshold;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (!s->start_ns)
 		s->start_ns = c->start_realtime;
@@ -910,7 +903,8 @@ void collector__close(struct collector *c)
 	}
 	tailtrace_bpf__destroy(c->skel);
 	attr_agg__free(c->agg);
-	free(c->slow);
+	slow_keep__free(&c->slow);
+	free(c->slow_out);
 	free(c->percpu_buf);
 	free(c->stage_buf);
 	free(c->stage_prev);
