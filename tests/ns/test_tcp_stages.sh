@@ -361,20 +361,25 @@ fi
 # Python's time before send() is a few us ahead of tcp_sendmsg).
 near() { num_ok "$1" && num_ok "$2" &&
 	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; t = b / 10; if (t < 10) t = 10; exit !(d <= t) }'; }
-if only txtruth; then
-	TRUTH=$(dirname "$0")/tx_truth.py
-	NRESP=150
-	hist_or_fail tx --port 7416 --by comm --stage tx.sendq --stage tx.ack
+# truth_server PORT OUT: the 20 Mbit/s tbf, then tests/ns/tx_truth.py's server for $NRESP
+# responses of 64 KiB on PORT (pid in tsrv, log in $TMP/truth-PORT.log)
+truth_server() {
 	"$TESTBED" congest --link srv --rate 20mbit --buffer 64kb --qdisc tbf --bulk none \
 		--duration 60 >/dev/null 2>&1 || tt_fail "testbed congest"
-	ip netns exec tt-srv python3 "$TRUTH" server 7416 256 65536 $NRESP "$TMP/truth.json" \
-		>"$TMP/truth-srv.log" 2>&1 &
+	ip netns exec tt-srv python3 "$TRUTH" server "$1" 256 65536 $NRESP "$2" \
+		>"$TMP/truth-$1.log" 2>&1 &
 	tsrv=$!
 	SPIDS+=("$tsrv")
-	srv_ready 7416 || tt_fail "tx_truth server on 7416 did not start"
+	srv_ready "$1" || tt_fail "tx_truth server on $1 did not start"
+}
+TRUTH=$(dirname "$0")/tx_truth.py
+if only txtruth; then
+	NRESP=150
+	hist_or_fail tx --port 7416 --by comm --stage tx.sendq --stage tx.ack
+	truth_server 7416 "$TMP/truth.json"
 	ip netns exec tt-cli python3 "$TRUTH" client "$TB_SRV4" 7416 256 65536 $NRESP \
 		>>"$TMP/cli.log" 2>&1 || tt_fail "tx_truth client: $(tail -2 "$TMP/cli.log")"
-	wait "$tsrv" || tt_fail "tx_truth server: $(tail -2 "$TMP/truth-srv.log")"
+	wait "$tsrv" || tt_fail "tx_truth server: $(tail -2 "$TMP/truth-7416.log")"
 	tcp_hist_stop tx
 	"$TESTBED" clear >/dev/null 2>&1
 	truth_check "$TMP/tx.json" "$TMP/truth.json" $NRESP ""
@@ -385,15 +390,8 @@ fi
 # saw its handshake, so only the iterator pass at start arms its TX timestamps. A model
 # server's persistent connections are like this.
 if only existing; then
-	TRUTH=$(dirname "$0")/tx_truth.py
 	NRESP=100
-	"$TESTBED" congest --link srv --rate 20mbit --buffer 64kb --qdisc tbf --bulk none \
-		--duration 60 >/dev/null 2>&1 || tt_fail "testbed congest"
-	ip netns exec tt-srv python3 "$TRUTH" server 7419 256 65536 $NRESP "$TMP/truth-ex.json" \
-		>"$TMP/truth-ex-srv.log" 2>&1 &
-	tsrv=$!
-	SPIDS+=("$tsrv")
-	srv_ready 7419 || tt_fail "tx_truth server on 7419 did not start"
+	truth_server 7419 "$TMP/truth-ex.json"
 	ip netns exec tt-cli python3 "$TRUTH" client "$TB_SRV4" 7419 256 65536 $NRESP "$TMP/go" \
 		>>"$TMP/cli.log" 2>&1 &
 	tcli=$!
@@ -404,7 +402,7 @@ if only existing; then
 	hist_or_fail ex --port 7419 --by comm --stage tx.sendq --stage tx.ack -v
 	touch "$TMP/go"
 	wait "$tcli" || tt_fail "tx_truth client (existing): $(tail -2 "$TMP/cli.log")"
-	wait "$tsrv" || tt_fail "tx_truth server (existing): $(tail -2 "$TMP/truth-ex-srv.log")"
+	wait "$tsrv" || tt_fail "tx_truth server (existing): $(tail -2 "$TMP/truth-7419.log")"
 	tcp_hist_stop ex
 	"$TESTBED" clear >/dev/null 2>&1
 	armed=$(sed -n 's/^TX timestamping armed on \([0-9]*\) connections.*/\1/p' "$TMP/ex.err")
