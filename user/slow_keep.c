@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOW_REFRESH 64		/* requests between threshold updates */
+#define SLOW_REFRESH 64		/* requests between threshold updates, ... */
+#define SLOW_REFRESH_BUSY 1024	/* ... once 8192 are seen: a p99 moves little per 1 % */
 #define SLOW_MIN_SEEN 100	/* fewer: no p99 yet, every request is a candidate */
 
 static __u64 lat_of(const struct req_event *ev)
@@ -93,10 +94,12 @@ void slow_keep__free(struct slow_keep *k)
 
 void slow_keep__offer(struct slow_keep *k, const struct req_event *ev)
 {
-	__u64 lat = lat_of(ev);
+	__u64 lat = lat_of(ev), seen;
 
 	hist_record(&k->cur, lat);
-	if (++k->since_refresh >= SLOW_REFRESH || k->cur.count + k->prev.count == SLOW_MIN_SEEN)
+	seen = k->cur.count + k->prev.count;
+	if (++k->since_refresh >= (seen < 8192 ? SLOW_REFRESH : SLOW_REFRESH_BUSY) ||
+	    seen == SLOW_MIN_SEEN)
 		refresh(k);
 	if (lat < k->threshold || !k->cap)
 		return;
