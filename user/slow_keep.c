@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define SLOW_REFRESH 64		/* requests between threshold updates, ... */
-#define SLOW_REFRESH_BUSY 1024	/* ... once 8192 are seen: a p99 moves little per 1 % */
+#define SLOW_REFRESH_BUSY 1024	/* ... once 8192 are seen: 1024 more move the p99 little */
 #define SLOW_MIN_SEEN 100	/* fewer: no p99 yet, every request is a candidate */
 
 static __u64 lat_of(const struct req_event *ev)
