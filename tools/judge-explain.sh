@@ -315,6 +315,17 @@ try:
                           all(res[f"tt_ttft_p{q}"] <= res[f"lg_ttft_p{q}"] * (1 + 1 / 16)
                               for q in (50, 99)))
     res["ok"] = res["class_ok"] and res["stage_ok"] and res["where_ok"]
+    if s == "baseline" and len(lg_lat) >= 100:
+        # the load generator's own tail, by explain's rule (attribution.md §3): when the
+        # fault-free run has one (the shared VM stalled), "none" is no longer the truth
+        lat = sorted(lg_lat)
+        n = len(lat)
+        tail = lat[math.ceil(0.99 * n) - 1:]
+        med = lat[math.ceil(0.40 * n) - 1:math.ceil(0.60 * n)]
+        tm, mm = sum(tail) / len(tail), sum(med) / len(med)
+        res["lg_tail_us"], res["lg_median_us"] = tm, mm
+        res["disturbed"] = tm - mm >= 2000 and tm >= 1.5 * mm
+    res["disturbed_reruns"] = int(os.environ.get("JUDGE_RERUNS", "0"))
     if int(trc) != 0:
         res["error"] = f"tailtrace exited {trc}"
 except Exception as e:  # a broken run is a miss, never a skip
@@ -322,6 +333,23 @@ except Exception as e:  # a broken run is a miss, never a skip
 print(json.dumps(res))
 PY
 	local last; last=$(tail -n 1 "$results")
+	# a baseline the machine disturbed is run again (twice at most): its own requests, as
+	# the load generator timed them, have a tail
+	if [ "$JUDGE_RERUNS" -lt 2 ] && python3 -c 'import json, sys
+sys.exit(0 if json.loads(sys.argv[1]).get("disturbed") else 1)' "$last"; then
+		sed -i '$d' "$results"
+		python3 - "$last" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+print("# %s %s IPv%s run %s: the load generator itself saw a tail (%.0f us vs median %.0f us;"
+      " tailtrace said %s/%s): the machine was not quiet, run again"
+      % (r["scenario"], r["mode"], r["family"], r["run"], r["lg_tail_us"], r["lg_median_us"],
+         r.get("verdict"), r.get("stage")))
+PY
+		JUDGE_RERUNS=$((JUDGE_RERUNS + 1))
+		RUN_AGAIN=1
+		return 0
+	fi
 	if [ "$tap" = 1 ]; then
 		python3 - "$last" <<'PY'
 import json, sys
@@ -362,7 +390,12 @@ for s in $SCENARIOS; do
 			want "$s" "$m" "$f" || continue
 			for r in $(seq 1 "$runs"); do
 				[ "$tap" = 1 ] || echo "# $s $m IPv$f run $r/$runs" >&2
-				run_case "$s" "$m" "$f" "$r"
+				export JUDGE_RERUNS=0
+				RUN_AGAIN=1
+				while [ "$RUN_AGAIN" = 1 ]; do
+					RUN_AGAIN=0
+					run_case "$s" "$m" "$f" "$r"
+				done
 			done
 		done
 	done
