@@ -412,6 +412,22 @@ if only existing; then
 	truth_check "$TMP/ex.json" "$TMP/truth-ex.json" $NRESP " on a connection older than tailtrace"
 fi
 
+# explain_bg NAME PORT: `explain -j --role server --port PORT` until SIGINT, JSON in
+# $TMP/NAME.json (pid in EXPLAIN_PID); returns once its programs are attached
+explain_bg() {
+	timeout -s INT --kill-after=5 90 "$TAILTRACE" explain -j --role server --port "$2" \
+		>"$TMP/$1.json" 2>"$TMP/$1.err" &
+	EXPLAIN_PID=$!
+	local child=""
+	for _ in $(seq 1 50); do # tailtrace is the child of timeout
+		child=$(pgrep -P $EXPLAIN_PID | head -1)
+		[ -n "$child" ] && break
+		sleep 0.1
+	done
+	[ -n "$child" ] && tt_wait_attached "$child" 200 ||
+		tt_fail "explain did not start: $(head -c 300 "$TMP/$1.err")"
+}
+
 # ---------------------------------------------------------------- retransmitted requests
 # Twice during a closed loop of 150 requests on one connection, the server's packets are
 # dropped (nft, on tt-srv0) for 0.8 s: its response and the ACK of the request in flight
@@ -420,10 +436,8 @@ fi
 if only dupreq; then
 	srv 7420 tt-dup-srv --compute const:20000 --resp-bytes 2048
 	srv_ready 7420 || tt_fail "loadgen server on 7420 did not start"
-	timeout -s INT --kill-after=5 90 "$TAILTRACE" explain -j --role server --port 7420 \
-		>"$TMP/dup.json" 2>"$TMP/dup.err" &
-	dpid=$!
-	tt_wait_attached "$(pgrep -P $dpid | head -1)" 200 || tt_fail "explain did not start: $(head -c 300 "$TMP/dup.err")"
+	explain_bg dup 7420
+	dpid=$EXPLAIN_PID
 	dsack() { ip netns exec tt-srv nstat -az TcpExtTCPDSACKOldSent | awk '/DSACKOldSent/ { print $2 }'; }
 	d0=$(dsack)
 	cli_bg tt-dup-cli "$TMP/dup-cli.json" --connect "$TB_SRV4" --port 7420 --conns 1 \
@@ -464,10 +478,8 @@ if only acceptq; then
 	ip netns exec tt-srv timeout 60 python3 "$AOV" server 7417 >"$TMP/aov-srv.log" 2>&1 &
 	SPIDS+=("$!")
 	srv_ready 7417 || tt_fail "accept_overflow server on 7417 did not start"
-	timeout -s INT --kill-after=5 90 "$TAILTRACE" explain -j --role server --port 7417 \
-		>"$TMP/aov.json" 2>"$TMP/aov.err" &
-	apid=$!
-	tt_wait_attached "$(pgrep -P $apid | head -1)" 200 || tt_fail "explain did not start: $(head -c 300 "$TMP/aov.err")"
+	explain_bg aov 7417
+	apid=$EXPLAIN_PID
 	ov0=$(ip netns exec tt-srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ { print $2 }')
 	ip netns exec tt-cli timeout 60 python3 "$AOV" client "$TB_SRV4" 7417 40 >"$TMP/aov-cli.json" 2>>"$TMP/cli.log"
 	ov1=$(ip netns exec tt-srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ { print $2 }')
