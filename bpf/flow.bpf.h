@@ -44,6 +44,19 @@ struct txseq_entry {
 	__u64 ts;
 };
 
+/* One application send, from its sendmsg to the ACK of its last byte (tx.sendq, tx.ack;
+ * bpf/sends.bpf.h). TCP sends bytes in order, so a flow keeps its sends in a ring with one
+ * cursor per step. */
+#define SEND_SLOTS 32
+
+struct send_entry {
+	__u32 end_seq;		/* one past the send's last byte */
+	__u32 pad;
+	__u64 start_ns;		/* its sendmsg started */
+	__u64 queued_ns;	/* its last byte was queued to the device (net_dev_queue) */
+	__u64 xmit_ns;		/* ... and handed to the driver (net_dev_start_xmit) */
+};
+
 /* Thread counters at request start, to take deltas at the end. */
 struct sched_mark {
 	__u64 runq, oncpu, offcpu, gpu;
@@ -76,7 +89,14 @@ struct flow {
 	struct txseq_entry txseq[TXSEQ_SLOTS];
 	struct qseq_entry qseq[QSEQ_SLOTS];
 	__u32 qseq_next;
-	__u32 qseq_pad;
+	__u32 send_seq;		/* write_seq when the sendmsg in progress started */
+	/* sends: [send_acked, send_next) are held, the cursors only move forward (but
+	 * send_queued, back over a send whose last byte a full qdisc dropped) */
+	__u32 send_acked;	/* oldest send not acknowledged */
+	__u32 send_xmit;	/* oldest send not seen at the driver */
+	__u32 send_queued;	/* oldest send whose last byte was not queued */
+	__u32 send_next;
+	struct send_entry sends[SEND_SLOTS];
 	/* request being built */
 	struct req_event req;
 	__u64 covered[TT_REQ_STAGES];	/* per stage: union of intervals so far */

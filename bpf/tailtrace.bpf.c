@@ -11,6 +11,7 @@
 #include "flow.bpf.h"
 #include "sched.bpf.h"
 #include "requests.bpf.h"
+#include "sends.bpf.h"
 #include "tcp.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -157,23 +157,10 @@ struct dev_name {
 	char name[16];
 };
 
-/* Per-send and per-packet stamps: direct-mapped arrays of two-way buckets (see
- * bpf/tcp.bpf.h); userspace maps them read-only to count the live entries. */
+/* Per-packet stamps: direct-mapped arrays of two-way buckets (see bpf/tcp.bpf.h);
+ * userspace maps them read-only to count the live entries. */
 #define STAMP_BUCKET_BITS 13
 #define STAMP_BUCKETS (1u << STAMP_BUCKET_BITS)
-
-/* One send (socket cookie, tskey = sequence of its last byte): the times the TX
- * timestamping callbacks report, from SENDMSG to the ACK. */
-struct txts {
-	__u64 cookie;	/* 0: free */
-	__u32 tskey;
-	__u32 pad;
-	__u64 send_ns, sched_ns, sw_ns;
-};
-
-struct txts_bucket {
-	struct txts e[2];
-};
 
 /* One packet (skb address): when it entered the qdisc / was received by the driver. */
 struct pkt_stamp {

@@ -1,23 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* TCP path stages: send queue, qdisc, driver, ACK, receive stack, receive queue, RTT,
- * retransmissions and drops, from sockops TX timestamping callbacks and tracepoints. */
+ * retransmissions and drops, from tracepoints (and sockops for the side of a connection). */
 #ifndef TT_TCP_BPF_H
 #define TT_TCP_BPF_H
 
-/* kfuncs of the sockops program only, which loads where TX timestamping exists (6.15+).
- * Weak: a strong kfunc extern this kernel lacks fails the whole object's load in libbpf,
- * a weak one stays unresolved in a program that is not loaded. */
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
-extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops, __u64 flags) __ksym __weak;
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
-#define SOL_SOCKET 1
-#define SK_BPF_CB_FLAGS_OPT 1009	/* SK_BPF_CB_FLAGS, kernel 6.15+ */
 #define TCP_CLOSE_STATE 7
 #define TCP_FIN_WAIT1_STATE 4
 #define TCP_CLOSE_WAIT_STATE 8
 
-/* Per-send and per-packet stamps live in direct-mapped, two-way arrays instead of hash
+/* Per-packet stamps live in direct-mapped, two-way arrays instead of hash
  * maps: a stamp is written and taken millions of times a second, and an LRU hash pays a
  * jhash, a lock and a free-list pop or push each time, where an array slot costs a few
  * loads and stores. An entry is free when its owner field is 0. When both ways of a bucket
@@ -29,15 +20,6 @@ static __always_inline __u32 stamp_hash(__u64 v)
 {
 	return (__u32)((v * 0x9E3779B97F4A7C15ULL) >> (64 - STAMP_BUCKET_BITS));
 }
-
-/* Per send (socket cookie, tskey): struct txts_bucket in tailtrace.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, STAMP_BUCKETS);
-	__type(key, __u32);
-	__type(value, struct txts_bucket);
-} tx_stamps SEC(".maps");
 
 /* Per packet (skb address): struct stamp_bucket in tailtrace.h. */
 struct {
@@ -138,47 +120,6 @@ static __always_inline bool stamp_take(void *map, const void *skb_ptr, struct pk
 	return true;
 }
 
-static __always_inline struct txts_bucket *txts_bucket_of(__u64 cookie, __u32 tskey)
-{
-	__u32 i = stamp_hash(cookie ^ ((__u64)tskey << 20));
-
-	return bpf_map_lookup_elem(&tx_stamps, &i);
-}
-
-static __always_inline struct txts *txts_find(struct txts_bucket *b, __u64 cookie, __u32 tskey)
-{
-	if (b->e[0].cookie == cookie && b->e[0].tskey == tskey)
-		return &b->e[0];
-	if (b->e[1].cookie == cookie && b->e[1].tskey == tskey)
-		return &b->e[1];
-	return NULL;
-}
-
-static __always_inline void txts_put(__u64 cookie, __u32 tskey, __u64 send_ns)
-{
-	struct txts_bucket *b = txts_bucket_of(cookie, tskey);
-	struct txts *e;
-
-	if (!b)
-		return;
-	e = txts_find(b, cookie, tskey);
-	if (!e) {
-		if (!b->e[0].cookie)
-			e = &b->e[0];
-		else if (!b->e[1].cookie)
-			e = &b->e[1];
-		else /* both live: the older send's ACK is given up */
-			e = b->e[0].send_ns <= b->e[1].send_ns ? &b->e[0] : &b->e[1];
-		cnt_add(CNT_PKT_INSERTS, 1);
-	}
-	e->send_ns = send_ns;
-	e->sched_ns = 0;
-	e->sw_ns = 0;
-	e->tskey = tskey;
-	asm volatile("" ::: "memory");
-	e->cookie = cookie;
-}
-
 /* TCP is recovering from a loss (Recovery or Loss state, or segments marked lost): sends
  * made now wait for the loss, not for a queue. */
 /* How long after a retransmission a send still counts as held back by the loss: cwnd and
@@ -216,75 +157,6 @@ static __always_inline bool loss_holds(struct flow *f, struct sock *sk, __u64 t)
 	       in_loss_recovery(sk);
 }
 
-/* flow_traced() for sockops, where the cookie helper takes the context, not the socket */
-static __always_inline struct flow *sockops_flow(struct bpf_sock_ops *skops, struct sock *sk)
-{
-	struct flow *f = flow_get(sk, true);
-
-	if (f && !f->cookie)
-		f->cookie = bpf_get_socket_cookie(skops);
-	return f && f->verdict == FLOW_TRACED ? f : NULL;
-}
-
-/* ---- TX timestamping: sockops arms it (SENDMSG) and sees the ACK; the two stamps in
- * between are taken by the packet hooks that run at the same points anyway ---- */
-
-/* SKBTX_BPF, from an anonymous enum (no CO-RE relocation possible): unchanged since BPF TX
- * timestamping came (6.14), and only ever set on kernels that have it. */
-#define TT_SKBTX_BPF 128
-
-/* The send whose last byte this skb carries, when the sockops program asked for its
- * timestamps. The SCHED and SND_SW callbacks fire in __dev_queue_xmit (where net_dev_queue
- * does) and in the driver's xmit (just after net_dev_start_xmit): stamping from those two
- * programs, which already hold the flow and the time, saves two sockops runs of ~100 ns
- * each per send. */
-static __always_inline struct txts *txts_of_skb(struct flow *f, struct sk_buff *skb)
-{
-	/* probe reads, not bpf_rdonly_cast: no kfunc in the tracepoint programs, which load
-	 * on every kernel */
-	unsigned char *shinfo = skb->head + skb->end;
-	struct txts_bucket *b;
-	__u32 tskey = 0;
-	__u8 flags = 0;
-
-	if (!targ_tx_tstamp)
-		return NULL;
-	bpf_probe_read_kernel(&flags, sizeof(flags),
-			      shinfo + bpf_core_field_offset(struct skb_shared_info, tx_flags));
-	if (!(flags & TT_SKBTX_BPF))
-		return NULL;
-	bpf_probe_read_kernel(&tskey, sizeof(tskey),
-			      shinfo + bpf_core_field_offset(struct skb_shared_info, tskey));
-	b = txts_bucket_of(f->cookie, tskey);
-	return b ? txts_find(b, f->cookie, tskey) : NULL;
-}
-
-/* The send's last byte left TCP for the device queue (what SCHED reports): tx.sendq. */
-static __always_inline void txts_sched(struct flow *f, struct sock *sk, struct txts *ts,
-				       __u64 now)
-{
-	if (ts->sched_ns)
-		return; /* a second device on the way (a vlan over a NIC): the first counts */
-	ts->sched_ns = now;
-	flow_sample(f, STAGE_TX_SENDQ, now - ts->send_ns);
-	req_stage(f, STAGE_TX_SENDQ, ts->send_ns, now);
-	/* data leaving after a long wait while TCP recovers: the loss held it */
-	if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, ts->send_ns))
-		f->req.flags |= REQ_F_LOSS_RECOVERY;
-}
-
-/* ---- sockops: role, TX timestamping (SENDMSG, ACK) ---- */
-
-/* In sockops (6.15+, so bpf_rdonly_cast exists): the skb and its shared info are read
- * with plain loads through typed pointers, not probe-read helper calls. */
-static __always_inline __u32 skb_tskey(struct sk_buff *skb)
-{
-	struct skb_shared_info *shinfo =
-		bpf_rdonly_cast(skb->head + skb->end, bpf_core_type_id_kernel(struct skb_shared_info));
-
-	return shinfo->tskey;
-}
-
 /* In tracepoint programs the skb is a BTF pointer: its fields are plain loads. */
 static __always_inline __u32 skb_gso_segs(struct sk_buff *skb)
 {
@@ -295,21 +167,17 @@ static __always_inline __u32 skb_gso_segs(struct sk_buff *skb)
 	return segs;
 }
 
+/* ---- sockops: the side of each connection, told by who opened it ---- */
+
 SEC("sockops")
 int tt_sockops(struct bpf_sock_ops *skops)
 {
-	struct bpf_sock_ops_kern *kctx;
 	struct bpf_sock *bsk;
-	struct txts_bucket *b;
-	struct txts *ts;
-	__u32 tskey;
 	struct flow *f;
 	struct sock *sk;
-	__u64 now, sent;
-	int on = 1; /* SK_BPF_CB_TX_TIMESTAMPING */
 
-	/* stamped by net_dev_queue and net_dev_start_xmit (txts_of_skb): out before any work */
-	if (skops->op == BPF_SOCK_OPS_TSTAMP_SCHED_CB || skops->op == BPF_SOCK_OPS_TSTAMP_SND_SW_CB)
+	if (skops->op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
+	    skops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
 		return 1;
 	bsk = skops->sk;
 	/* keep the null-checked register: a reload would be sock_or_null again */
@@ -319,82 +187,13 @@ int tt_sockops(struct bpf_sock_ops *skops)
 	sk = (struct sock *)bpf_skc_to_tcp_sock(bsk);
 	if (!sk)
 		return 1;
-	switch (skops->op) {
-	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
-	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
-		f = flow_get(sk, true);
-		if (!f)
-			return 1;
-		if (!f->cookie)
-			f->cookie = bpf_get_socket_cookie(skops);
-		f->role = skops->op == BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB ? ROLE_CLIENT
-									  : ROLE_SERVER;
-		bpf_setsockopt(skops, SOL_SOCKET, SK_BPF_CB_FLAGS_OPT, &on, sizeof(on));
-		return 1;
-	case BPF_SOCK_OPS_TSTAMP_SENDMSG_CB:
-		f = sockops_flow(skops, sk);
-		if (!f)
-			return 1;
-		kctx = bpf_cast_to_kern_ctx(skops);
-		if (bpf_sock_ops_enable_tx_tstamp(kctx, 0))
-			return 1;
-		txts_put(f->cookie, skb_tskey(kctx->skb),
-			 f->send_start_ns ? f->send_start_ns : bpf_ktime_get_ns());
-		return 1;
-	case BPF_SOCK_OPS_TSTAMP_ACK_CB:
-		break;
-	default:
-		return 1;
-	}
-	f = sockops_flow(skops, sk);
+	f = flow_get(sk, true);
 	if (!f)
 		return 1;
-	kctx = bpf_cast_to_kern_ctx(skops);
-	tskey = skb_tskey(kctx->skb);
-	b = txts_bucket_of(f->cookie, tskey);
-	ts = b ? txts_find(b, f->cookie, tskey) : NULL;
-	if (!ts)
-		return 1;
-	/* the ACK: from the driver's stamp (the qdisc's if no driver was seen) */
-	now = bpf_ktime_get_ns();
-	sent = ts->sw_ns ? ts->sw_ns : ts->sched_ns;
-	if (sent) {
-		flow_sample(f, STAGE_TX_ACK, now - sent);
-		req_stage(f, STAGE_TX_ACK, sent, now);
-	}
-	ts->cookie = 0;
-	cnt_add(CNT_PKT_DELETES, 1);
+	if (!f->cookie)
+		f->cookie = bpf_get_socket_cookie(skops);
+	f->role = skops->op == BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB ? ROLE_CLIENT : ROLE_SERVER;
 	return 1;
-}
-
-/* Connections established before tailtrace attached never pass the ESTABLISHED callbacks
- * above, so TX timestamping would stay off on them for good: without this, a server's
- * persistent connections show no tx.sendq or tx.ack at all. Userspace runs this iterator
- * once in every network namespace, after sockops is attached; a connection established
- * in between is armed twice, harmlessly. */
-__u64 existing_armed, existing_arm_failed;
-
-SEC("iter/tcp")
-int tt_arm_existing(struct bpf_iter__tcp *ctx)
-{
-	struct sock_common *skc = ctx->sk_common;
-	int on = 1; /* SK_BPF_CB_TX_TIMESTAMPING */
-	struct tcp_sock *tp;
-
-	if (!skc)
-		return 0;
-	/* full sockets only (not request or time-wait ones), and not listeners: their
-	 * children are armed by PASSIVE_ESTABLISHED */
-	tp = bpf_skc_to_tcp_sock(skc);
-	if (!tp || skc->skc_state == 10 /* TCP_LISTEN */ || skc->skc_state == TCP_CLOSE_STATE)
-		return 0;
-	if (!port_selected(skc->skc_num, bpf_ntohs(skc->skc_dport)))
-		return 0;
-	if (bpf_setsockopt(tp, SOL_SOCKET, SK_BPF_CB_FLAGS_OPT, &on, sizeof(on)))
-		existing_arm_failed++;
-	else
-		existing_armed++;
-	return 0;
 }
 
 /* ---- send side tracepoints ---- */
@@ -404,14 +203,21 @@ int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff
 	     int size_goal)
 {
 	struct flow *f = flow_owner(sk);
+	struct tcp_sock *tp;
 	__u64 now;
 	__u32 tid;
 
+	/* it fires for every skb the send fills: the first one starts the send */
 	if (!f || f->send_start_ns)
+		return 0;
+	/* a typed pointer: write_seq is a plain load */
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
 		return 0;
 	now = bpf_ktime_get_ns();
 	tid = (__u32)bpf_get_current_pid_tgid();
 	f->send_start_ns = now;
+	send_begin(f, tp->write_seq, (__u32)msg->msg_iter.count, now);
 	flow_track_thread(f, tid);
 	req_on_send(f, now, tid);
 	if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, now))
@@ -424,8 +230,10 @@ int BPF_PROG(tt_sock_send_length, struct sock *sk, int ret, int flags)
 {
 	struct flow *f = flow_get(sk, false);
 
-	if (f)
+	if (f && f->send_start_ns) {
 		f->send_start_ns = 0;
+		send_end(f, ret);
+	}
 	return 0;
 }
 
@@ -435,31 +243,24 @@ SEC("tp_btf/net_dev_queue")
 int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
 {
 	struct flow *f = flow_get(skb->sk, false);
-	unsigned char *head;
-	struct txts *ts;
-	struct sock *sk;
-	struct tcphdr th;
+	struct sock *sk = skb->sk;
 	__u32 seq, end, i;
-	__u16 thoff;
-	__u64 now;
+	__u64 now, sent;
 
-	if (!f || f->verdict != FLOW_TRACED)
+	if (!f || f->verdict != FLOW_TRACED || !sk)
 		return 0;
-	/* the skb is a BTF pointer: plain loads, not probe-read helper calls */
-	head = skb->head;
-	thoff = skb->transport_header;
-	if (bpf_probe_read_kernel(&th, sizeof(th), head + thoff))
-		return 0;
-	seq = bpf_ntohl(th.seq);
-	/* payload = skb->len - (L2 + L3 headers in front of the TCP header) - TCP header */
-	end = seq + skb->len - (thoff - (__u16)(skb->data - head)) - th.doff * 4;
+	end = skb_tcp_end(skb, &seq);
 	if (end == seq)
 		return 0; /* pure ACK */
 	now = bpf_ktime_get_ns();
-	ts = txts_of_skb(f, skb);
-	sk = skb->sk;
-	if (ts && sk) /* never NULL with a flow: a check the verifier wants */
-		txts_sched(f, sk, ts, now);
+	/* before the retransmission test: data a full qdisc dropped comes again with the same
+	 * sequence numbers, and its sends leave TCP then */
+	if (f->send_queued != f->send_next) {
+		sent = sends_queued(f, end, now);
+		/* data leaving after a long wait while TCP recovers: the loss held it */
+		if (sent && targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, sent))
+			f->req.flags |= REQ_F_LOSS_RECOVERY;
+	}
 	i = f->qseq_next++ % QSEQ_SLOTS;
 	f->qseq[i].seq = seq;
 	f->qseq[i].end_seq = end;
@@ -589,12 +390,14 @@ int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 		slot->ts = now;
 	}
 	if (f) {
-		struct txts *ts = txts_of_skb(f, skb);
+		/* where the driver's software TX timestamp is taken; only while a send waits
+		 * for it, so most packets cost no header read */
+		if (f->send_xmit != f->send_queued) {
+			__u32 seq, end = skb_tcp_end(skb, &seq);
 
-		/* the driver's software stamp (SND_SW) comes right after; the last device on
-		 * the way is the one that sends */
-		if (ts)
-			ts->sw_ns = now;
+			if (end != seq)
+				sends_xmit(f, end, now);
+		}
 		req_on_tx_out(f, now, skb->len);
 	}
 	return 0;
@@ -711,6 +514,9 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 		srtt = (__u64)(tp->srtt_us >> 3) * 1000;
 	}
 	minrtt = srtt ? (__u64)tp->rtt_min.s[0].v * 1000 : 0;
+	/* tcp_probe runs for every segment, before TCP processes its ACK */
+	if (f->send_acked != f->send_next && (cb->tcp_flags & 0x10 /* ACK */))
+		sends_acked(f, cb->ack_seq, now);
 	if (!f->rx_probed || (__s32)(cb->end_seq - f->rx_probed) > 0)
 		f->rx_probed = cb->end_seq;
 	/* data not received before: tcp_probe fires before TCP takes the segment, so rcv_nxt
@@ -955,13 +761,12 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	if (f->phase != REQ_IDLE)
 		f->req.drops++;
 	/* a send whose last byte a full qdisc dropped here waits in TCP until a later
-	 * attempt gets through (after a local drop, often the RTO-based probe timer): the
-	 * send queue lasts until that attempt's SCHED, which must not find this one's */
-	if (skb->sk) {
-		struct txts *ts = txts_of_skb(f, skb);
+	 * attempt gets through (after a local drop, often the RTO-based probe timer) */
+	if (skb->sk && f->send_xmit != f->send_queued) {
+		__u32 seq, end = skb_tcp_end(skb, &seq);
 
-		if (ts && !ts->sw_ns)
-			ts->sched_ns = 0;
+		if (end != seq)
+			sends_unqueue(f, seq, end);
 	}
 	return 0;
 }

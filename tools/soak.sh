@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Soak: tailtrace `record` (and optionally `hist`) under connection and process churn for
 # SOAK_SECONDS (default 600), sampling tailtrace's RSS and the occupancy of its bounded
-# kernel maps (flows, hists, tx/qdisc/rx stamps, threads) every SOAK_SAMPLE seconds. Prints
+# kernel maps (flows, hists, qdisc/rx stamps, threads) every SOAK_SAMPLE seconds. Prints
 # one table line per sample and a closing JSON summary (SOAK_JSON=FILE also writes it):
 # start/end RSS, max occupancy per map, connections and processes run, the counters
 # tailtrace reported. tests/ns/test_soak.sh runs a short version and asserts on it;
@@ -127,7 +127,7 @@ for mid in sys.argv[1:]:
     nent = ctypes.c_uint32.from_buffer(info, 16).value
     if mtype == 2 and ctypes.c_uint32.from_buffer(info, 20).value & 1024:
         # a stamp array (BPF_F_MMAPABLE): buckets of two ways, each starting with its
-        # owner (skb address or socket cookie), 0 when free: count the live ways
+        # owner (the skb address), 0 when free: count the live ways
         import mmap
         length = (vsize * nent + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
         m = mmap.mmap(fd, length, mmap.MAP_SHARED, mmap.PROT_READ)
@@ -172,7 +172,7 @@ soak_cleanup() {
 soak_main() {
 	local secs=${SOAK_SECONDS:-600} every=${SOAK_SAMPLE:-10} port=${SOAK_PORT:-7300}
 	local n=${SOAK_NET:-30} out=${SOAK_JSON:-}
-	local t0 t elapsed maps ids names=(flows hists tx_stamps qdisc_stamps rx_stamps threads)
+	local t0 t elapsed maps ids names=(flows hists qdisc_stamps rx_stamps threads)
 	local -a rss_samples=()
 	[ "$(id -u)" -eq 0 ] || { echo "soak: needs root" >&2; return 1; }
 	for b in "$TAILTRACE" "$CHURN"; do
@@ -238,7 +238,7 @@ soak_main() {
 	python3 - "$tmp" "$secs" "$trc" "$after" "$out" <<'EOF'
 import json, os, sys
 tmp, secs, trc, after, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-names = ["flows", "hists", "tx_stamps", "qdisc_stamps", "rx_stamps", "threads"]
+names = ["flows", "hists", "qdisc_stamps", "rx_stamps", "threads"]
 rows = [list(map(int, l.split())) for l in open(f"{tmp}/samples") if l.strip()]
 def j(p):
     try:

@@ -17,9 +17,9 @@
 #include <bpf/libbpf.h>
 #include "collector.h"
 #include "attribution.h"
-#include "arm_existing.h"
 #include "cgroup.h"
 #include "histogram.h"
+#include "log.h"
 #include "mono_clock.h"
 #include "netdev.h"
 #include "slow_keep.h"
@@ -38,7 +38,6 @@
 
 struct collector {
 	struct tailtrace_bpf *skel;
-	struct collector_existing existing;	/* connections armed after attach */
 	struct bpf_link *links[MAX_LINKS];
 	int nlinks;
 	struct ring_buffer *rb;
@@ -57,7 +56,7 @@ struct collector {
 	struct hist *place_prev;	/* ... and its cumulative sums at the last snapshot */
 	__u32 nplaces, place_max;
 	__u64 places_checked_ns;	/* CLOCK_MONOTONIC of the last slot assignment pass */
-	const struct txts_bucket *tx_stamps;	/* read-only maps of the stamp arrays */
+	/* read-only maps of the stamp arrays */
 	const struct stamp_bucket *qdisc_stamps, *rx_stamps;
 	/* read-only maps of each request ring's consumer and producer positions */
 	const unsigned long *rb_consumer[REQ_RINGS_MAX], *rb_producer[REQ_RINGS_MAX];
@@ -290,26 +289,6 @@ static int add_link(struct collector *c, struct bpf_link *l)
 	return 0;
 }
 
-/* Not fatal: tracing goes on, and the session says what is missing. */
-static void arm_existing(struct collector *c)
-{
-	struct arm_existing_result res;
-	int r = arm_existing_connections(c->skel->progs.tt_arm_existing, &res);
-
-	c->existing.err = r;
-	c->existing.netns_walked = res.netns_walked;
-	c->existing.netns_failed = res.netns_failed;
-	c->existing.armed = c->skel->bss->existing_armed;
-	c->existing.failed = c->skel->bss->existing_arm_failed;
-	c->existing.ran = true;
-}
-
-bool collector__existing(const struct collector *c, struct collector_existing *out)
-{
-	*out = c->existing;
-	return c->existing.ran;
-}
-
 static void note_missing(struct collector *c)
 {
 	struct stage_feed feed;
@@ -452,12 +431,6 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		    (prog_hooks[i].requests_only && !(features & COLL_REQUESTS)))
 			bpf_program__set_autoload(p, false);
 	}
-	if (!c->caps.kinds[PK_SOCKOPS_TSTAMP].available) {
-		bpf_program__set_autoload(c->skel->progs.tt_sockops, false);
-		bpf_program__set_autoload(c->skel->progs.tt_arm_existing, false);
-	} else {
-		c->skel->rodata->targ_tx_tstamp = true;
-	}
 	if (!o->cuda || !(features & COLL_REQUESTS) || !c->caps.kinds[PK_UPROBE].available) {
 		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_enter, false);
 		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_exit, false);
@@ -474,10 +447,9 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		r = fail(err, errlen, r, "ring buffer setup failed: %s", strerror(-r));
 		goto error;
 	}
-	c->tx_stamps = map_view(c->skel->maps.tx_stamps);
 	c->qdisc_stamps = map_view(c->skel->maps.qdisc_stamps);
 	c->rx_stamps = map_view(c->skel->maps.rx_stamps);
-	if (!c->tx_stamps || !c->qdisc_stamps || !c->rx_stamps) {
+	if (!c->qdisc_stamps || !c->rx_stamps) {
 		r = fail(err, errlen, -errno, "mapping the stamp arrays failed: %s",
 			 strerror(errno));
 		goto error;
@@ -494,8 +466,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	bpf_object__for_each_program(p, c->skel->obj) {
 		if (!bpf_program__autoload(p))
 			continue;
-		if (p == c->skel->progs.tt_cuda_sync_enter || p == c->skel->progs.tt_cuda_sync_exit ||
-		    p == c->skel->progs.tt_arm_existing)
+		if (p == c->skel->progs.tt_cuda_sync_enter || p == c->skel->progs.tt_cuda_sync_exit)
 			continue;
 		if (p == c->skel->progs.tt_sockops) {
 			/* the cgroup2 root sees every socket; --cgroup narrows it */
@@ -505,8 +476,12 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 				attach_cgfd = open(cgmnt, O_RDONLY | O_DIRECTORY);
 			}
 			if (attach_cgfd < 0) {
-				r = fail(err, errlen, -ENOENT, "no cgroup v2 hierarchy for sockops");
-				goto error;
+				/* it only tells each connection's side, which the ports tell
+				 * otherwise (the guess used for connections older than tailtrace) */
+				if (log_verbose())
+					fprintf(stderr, "no cgroup v2 hierarchy: the side of each "
+						"connection is guessed from its ports\n");
+				continue;
 			}
 			r = add_link(c, bpf_program__attach_cgroup(p, attach_cgfd));
 			close(attach_cgfd);
@@ -520,9 +495,6 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 			goto error;
 		}
 	}
-	/* after sockops: a connection established from here on is armed by its callback */
-	if (bpf_program__autoload(c->skel->progs.tt_arm_existing))
-		arm_existing(c);
 	if (o->cuda && (features & COLL_REQUESTS)) {
 		const char *lib = find_libcuda();
 
@@ -642,7 +614,6 @@ static __u64 live_stamps(const struct collector *c)
 
 	for (__u32 i = 0; i < STAMP_BUCKETS; i++) {
 		for (int w = 0; w < 2; w++) {
-			n += __atomic_load_n(&c->tx_stamps[i].e[w].cookie, __ATOMIC_RELAXED) != 0;
 			n += __atomic_load_n(&c->qdisc_stamps[i].e[w].skb, __ATOMIC_RELAXED) != 0;
 			n += __atomic_load_n(&c->rx_stamps[i].e[w].skb, __ATOMIC_RELAXED) != 0;
 		}
@@ -897,7 +868,6 @@ void collector__close(struct collector *c)
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	if (c->skel) {
-		map_unview(c->skel->maps.tx_stamps, c->tx_stamps);
 		map_unview(c->skel->maps.qdisc_stamps, c->qdisc_stamps);
 		map_unview(c->skel->maps.rx_stamps, c->rx_stamps);
 	}

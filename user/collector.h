@@ -30,16 +30,6 @@ int collector__unavailable(const struct collector *c, enum tt_stage *stages, con
 			   int max);
 const struct kernel_caps *collector__caps(const struct collector *c);
 
-/* Connections established before tailtrace attached, armed for TX timestamping by the
- * TCP iterator (tx.sendq, tx.ack): false when that pass did not run (no sockops TX
- * timestamping on this kernel). */
-struct collector_existing {
-	bool ran;
-	int err;			/* the iterator could not run at all (-errno) */
-	unsigned int netns_walked, netns_failed;
-	unsigned long long armed, failed;
-};
-bool collector__existing(const struct collector *c, struct collector_existing *out);
 void collector__set_req_cb(struct collector *c, collector_req_cb cb, void *ctx);
 /* Consumes request events; returns number consumed or negative errno (-EINTR ok). */
 int collector__poll(struct collector *c, int timeout_ms);

@@ -52,27 +52,6 @@ static bool ring_backlog(void *coll, __u64 *used, __u64 *size)
 
 /* Connections that predate tailtrace: what could not be armed is said once (tx.sendq and
  * tx.ack would silently lack them), what was armed only with -v. */
-static void warn_existing(const struct collector *c)
-{
-	struct collector_existing e;
-
-	if (!collector__existing(c, &e))
-		return;
-	if (e.err) {
-		tt_warn("connections established before tailtrace started get no tx.sendq or tx.ack: "
-			"the TCP socket iterator failed: %s", strerror(-e.err));
-		return;
-	}
-	if (e.failed || e.netns_failed)
-		tt_warn("TX timestamping not armed on %llu connections established before tailtrace "
-			"started, %u network namespaces not walked: no tx.sendq or tx.ack for them",
-			e.failed, e.netns_failed);
-	if (log_verbose())
-		fprintf(stderr, "TX timestamping armed on %llu connections established before "
-			"tailtrace started (%u network namespaces walked)\n", e.armed,
-			e.netns_walked);
-}
-
 int session_start(struct session *s, const char *cmd, int argc, char **argv, unsigned int allowed,
 		  unsigned int features, session_features_fn features_of)
 {
@@ -119,7 +98,6 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 	n = collector__unavailable(s->coll, miss, why, STAGE__MAX);
 	for (int i = 0; i < n; i++)
 		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name, why[i]);
-	warn_existing(s->coll);
 	s->started = now_s();
 	/* from here on the work is ours, not the service's: it waits for idle CPU time */
 	s->prio = self_prio__start(ring_backlog, s->coll);

@@ -13,16 +13,16 @@ struct feed_rule {
 };
 
 static const struct feed_rule rules[] = {
-	{ STAGE_TX_SENDQ, PK_SOCKOPS_TSTAMP,
+	{ STAGE_TX_SENDQ, -1,
 	  { "tcp:tcp_sendmsg_locked", "sock:sock_send_length", "net:net_dev_queue" },
-	  "tp_btf tcp:tcp_sendmsg_locked -> net:net_dev_queue of the send's last byte (sockops "
-	  "TX timestamping SENDMSG marks it)" },
+	  "tp_btf tcp:tcp_sendmsg_locked -> net:net_dev_queue of the send's last byte" },
 	{ STAGE_TX_QDISC, -1, { "qdisc:qdisc_enqueue", "qdisc:qdisc_dequeue" },
 	  "tp_btf qdisc:qdisc_enqueue -> qdisc:qdisc_dequeue" },
 	{ STAGE_TX_NIC, -1, { "net:net_dev_start_xmit", "net:net_dev_xmit" },
 	  "tp_btf net:net_dev_start_xmit -> net:net_dev_xmit" },
-	{ STAGE_TX_ACK, PK_SOCKOPS_TSTAMP, { "net:net_dev_queue", "net:net_dev_start_xmit" },
-	  "tp_btf net:net_dev_start_xmit of the send's last byte -> sockops TX timestamping ACK" },
+	{ STAGE_TX_ACK, -1,
+	  { "tcp:tcp_sendmsg_locked", "net:net_dev_queue", "net:net_dev_start_xmit", "tcp:tcp_probe" },
+	  "tp_btf net:net_dev_start_xmit of the send's last byte -> tcp:tcp_probe of its ACK" },
 	{ STAGE_RX_STACK, -1, { "net:netif_receive_skb", "tcp:tcp_probe" },
 	  "tp_btf net:netif_receive_skb -> tcp:tcp_probe" },
 	{ STAGE_RX_SOCKQ, -1, { "sock:sk_data_ready", "sock:sock_recv_length" },
@@ -63,14 +63,6 @@ void stage_feed_of(const struct kernel_caps *c, enum tt_stage s, struct stage_fe
 		if (r->kind >= 0 && !c->kinds[r->kind].available) {
 			snprintf(out->why, sizeof(out->why), "%s unavailable: %s",
 				 probe_kind_name(r->kind), c->kinds[r->kind].detail);
-			return;
-		}
-		if (r->kind == PK_SOCKOPS_TSTAMP && s == STAGE_TX_SENDQ && !c->tstamp_cb[PT_SCHED]) {
-			snprintf(out->why, sizeof(out->why), "TSTAMP_SCHED_CB did not fire");
-			return;
-		}
-		if (r->kind == PK_SOCKOPS_TSTAMP && s == STAGE_TX_ACK && !c->tstamp_cb[PT_ACK]) {
-			snprintf(out->why, sizeof(out->why), "TSTAMP_ACK_CB did not fire");
 			return;
 		}
 		for (int t = 0; t < 4 && r->tps[t]; t++) {

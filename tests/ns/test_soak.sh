@@ -41,10 +41,10 @@ check(0 < occ["flows"] <= 2 * (64 + 8) * 4,
 check(after["flows"] == 0, f"flows map empty after the churn: {after['flows']} left")
 check(after["threads"] <= 2, f"threads of exited processes gone: {after['threads']} left")
 check(occ["hists"] < 200, f"hists occupancy small and flat: max {occ['hists']}")
-check(max(occ["tx_stamps"], occ["qdisc_stamps"], occ["rx_stamps"]) < 2000 and
-      after["tx_stamps"] + after["qdisc_stamps"] + after["rx_stamps"] <= 4,
-      f"stamp maps: max tx {occ['tx_stamps']} qdisc {occ['qdisc_stamps']} rx {occ['rx_stamps']}, "
-      f"left {after['tx_stamps']}/{after['qdisc_stamps']}/{after['rx_stamps']}")
+check(max(occ["qdisc_stamps"], occ["rx_stamps"]) < 2000 and
+      after["qdisc_stamps"] + after["rx_stamps"] <= 4,
+      f"stamp maps: max qdisc {occ['qdisc_stamps']} rx {occ['rx_stamps']}, "
+      f"left {after['qdisc_stamps']}/{after['rx_stamps']}")
 c = rep.get("counters", {})
 fails = sum(v for k, v in c.items() if k.endswith("_fail"))
 check(rep.get("hist_evicted") == 0 and rep.get("events_lost") == 0 and fails == 0,

@@ -102,7 +102,9 @@ static void test_all_available(void **state)
 		assert_available(s);
 }
 
-static void test_sockops_tstamp_missing(void **state)
+/* tx.sendq and tx.ack come from tracepoints (the ring of sends): a kernel without the
+ * sockops TX timestamping callbacks (before 6.15) loses no stage. */
+static void test_no_tstamp_callbacks_needed(void **state)
 {
 	(void)state;
 	caps_all(&caps);
@@ -110,30 +112,30 @@ static void test_sockops_tstamp_missing(void **state)
 	caps.kinds[PK_SOCKOPS_TSTAMP].err = 22;
 	snprintf(caps.kinds[PK_SOCKOPS_TSTAMP].detail, sizeof(caps.kinds[0].detail),
 		 "BPF_SOCK_OPS_TSTAMP_* callbacks not in this kernel");
-	assert_unavailable_because(STAGE_TX_SENDQ, "sockops_tx_timestamping unavailable");
-	assert_unavailable_because(STAGE_TX_SENDQ, "callbacks not in this kernel");
-	assert_unavailable_because(STAGE_TX_ACK, "sockops_tx_timestamping unavailable");
+	for (int t = 0; t < PT__MAX; t++)
+		caps.tstamp_cb[t] = false;
 	for (int s = 0; s < STAGE__MAX; s++)
-		if (s != STAGE_TX_SENDQ && s != STAGE_TX_ACK)
-			assert_available(s);
+		assert_available(s);
 }
 
-/* The program loads but one callback never fires: only the stage it ends loses. */
-static void test_tstamp_callbacks(void **state)
+/* The send ring's hooks: each one missing takes tx.sendq or tx.ack, named. */
+static void test_send_ring_hooks(void **state)
 {
 	(void)state;
 	caps_all(&caps);
-	caps.tstamp_cb[PT_ACK] = false;
-	assert_unavailable_because(STAGE_TX_ACK, "TSTAMP_ACK_CB");
+	caps.tps[0].btf = false;
+	assert_string_equal(caps.tps[0].name, "tcp:tcp_sendmsg_locked");
+	assert_unavailable_because(STAGE_TX_SENDQ, "tcp:tcp_sendmsg_locked");
+	assert_unavailable_because(STAGE_TX_ACK, "tcp:tcp_sendmsg_locked");
+	caps_all(&caps);
+	caps.tps[10].btf = false;
+	assert_string_equal(caps.tps[10].name, "net:net_dev_start_xmit");
+	assert_unavailable_because(STAGE_TX_ACK, "net:net_dev_start_xmit");
 	assert_available(STAGE_TX_SENDQ);
 	caps_all(&caps);
-	caps.tstamp_cb[PT_SCHED] = false;
-	assert_unavailable_because(STAGE_TX_SENDQ, "TSTAMP_SCHED_CB");
-	assert_available(STAGE_TX_ACK);
-	caps_all(&caps);
-	caps.tstamp_cb[PT_SND_HW] = false; /* no NIC hardware timestamps: nothing lost */
-	for (int s = 0; s < STAGE__MAX; s++)
-		assert_available(s);
+	caps.tps[3].btf = false;
+	assert_string_equal(caps.tps[3].name, "sock:sock_send_length");
+	assert_unavailable_because(STAGE_TX_SENDQ, "sock:sock_send_length");
 }
 
 static void test_missing_tracepoint_named(void **state)
@@ -176,7 +178,7 @@ static void test_each_tracepoint_missing(void **state)
 		}
 	}
 	for (int s = 0; s < STAGE__MAX; s++)
-		if (is_tcp(s) && s != STAGE_TX_ACK && !needs[s])
+		if (is_tcp(s) && !needs[s])
 			fail_msg("%s needs no tracepoint", stage_info(s)->name);
 	/* sched:sched_switch feeds all the scheduler stages */
 	caps_all(&caps);
@@ -195,8 +197,7 @@ static void test_tracefs_only_is_not_enough(void **state)
 	caps.tps[12].btf = false; /* net:netif_receive_skb */
 	caps.tps[12].tracefs = true;
 	assert_unavailable_because(STAGE_RX_STACK, "net:netif_receive_skb");
-	/* and one not probed at all is missing: every TCP stage needs one (tx.ack its start at
-	 * net_dev_start_xmit, no longer the SND_SW callback) */
+	/* and one not probed at all is missing: every TCP stage needs one */
 	caps_all(&caps);
 	caps.ntps = 0;
 	for (int i = 0; i < NTCP; i++)
@@ -229,7 +230,7 @@ static void test_uprobe_missing(void **state)
 static void test_other_kinds_irrelevant(void **state)
 {
 	static const enum probe_kind others[] = { PK_RAW_TP, PK_TRACEPOINT, PK_KPROBE,
-						  PK_FENTRY, PK_TC, PK_XDP };
+						  PK_FENTRY, PK_SOCKOPS_TSTAMP, PK_TC, PK_XDP };
 
 	(void)state;
 	caps_all(&caps);
@@ -244,10 +245,10 @@ static void test_long_detail_truncated(void **state)
 {
 	(void)state;
 	caps_all(&caps);
-	caps.kinds[PK_SOCKOPS_TSTAMP].available = false;
-	memset(caps.kinds[PK_SOCKOPS_TSTAMP].detail, 'x', sizeof(caps.kinds[0].detail) - 1);
-	caps.kinds[PK_SOCKOPS_TSTAMP].detail[sizeof(caps.kinds[0].detail) - 1] = 0;
-	assert_unavailable_because(STAGE_TX_SENDQ, "sockops_tx_timestamping unavailable: xxx");
+	caps.kinds[PK_UPROBE].available = false;
+	memset(caps.kinds[PK_UPROBE].detail, 'x', sizeof(caps.kinds[0].detail) - 1);
+	caps.kinds[PK_UPROBE].detail[sizeof(caps.kinds[0].detail) - 1] = 0;
+	assert_unavailable_because(STAGE_GPU_WAIT, "uprobe unavailable: xxx");
 }
 
 static void test_unknown_stage(void **state)
@@ -266,8 +267,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_available),
-		cmocka_unit_test(test_sockops_tstamp_missing),
-		cmocka_unit_test(test_tstamp_callbacks),
+		cmocka_unit_test(test_no_tstamp_callbacks_needed),
+		cmocka_unit_test(test_send_ring_hooks),
 		cmocka_unit_test(test_missing_tracepoint_named),
 		cmocka_unit_test(test_each_tracepoint_missing),
 		cmocka_unit_test(test_tracefs_only_is_not_enough),

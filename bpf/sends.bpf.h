@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* tx.sendq and tx.ack from tracepoints that run anyway: a ring of sends per flow.
+ *
+ * A send is recorded at its first tcp_sendmsg_locked (one past its last byte: write_seq
+ * plus what the message holds, cut by sock_send_length when only part was taken). Its last
+ * byte is queued to the device when net_dev_queue sees it go (where the kernel takes its
+ * SCHED TX timestamp: the end of tx.sendq), handed to the driver in net_dev_start_xmit
+ * (SND_SW) and acknowledged when an incoming segment's ack_seq in tcp_probe passes it (the
+ * end of tx.ack). The sockops TX timestamping callbacks report the same points, at four
+ * program runs a send, only from 6.15 and only on connections armed at their handshake.
+ * These hooks see every send, older connections' too. A send that finds the ring full is
+ * not timed, and counted in failed_updates. */
+#ifndef TT_SENDS_BPF_H
+#define TT_SENDS_BPF_H
+
+/* The TCP sequence one past an outgoing skb's payload, and its first byte in *seq (equal
+ * for a pure ACK). The skb is a BTF pointer: its fields are plain loads. */
+static __always_inline __u32 skb_tcp_end(struct sk_buff *skb, __u32 *seq)
+{
+	unsigned char *head = skb->head;
+	__u16 thoff = skb->transport_header;
+	struct tcphdr th;
+
+	if (bpf_probe_read_kernel(&th, sizeof(th), head + thoff))
+		return *seq = 0;
+	*seq = bpf_ntohl(th.seq);
+	/* payload = skb->len - (L2 + L3 headers in front of the TCP header) - TCP header */
+	return *seq + skb->len - (thoff - (__u16)(skb->data - head)) - th.doff * 4;
+}
+
+/* sendmsg starts: `left` bytes will follow write_seq. */
+static __always_inline void send_begin(struct flow *f, __u32 write_seq, __u32 left, __u64 now)
+{
+	struct send_entry *e;
+
+	f->send_seq = write_seq;
+	if (!left)
+		return;
+	if (f->send_next - f->send_acked >= SEND_SLOTS) {
+		cnt_add(CNT_PKT_UPDATE_FAIL, 1);
+		return;
+	}
+	e = &f->sends[f->send_next % SEND_SLOTS];
+	e->end_seq = write_seq + left;
+	e->start_ns = now;
+	e->queued_ns = 0;
+	e->xmit_ns = 0;
+	f->send_next++;
+}
+
+/* sendmsg returned `sent` bytes. A failed send is forgotten; a partial one ends earlier,
+ * and if that byte already left (sent inside the call) its queueing time was missed: it
+ * is forgotten too. Only the newest entry can be this send's, and only while not queued. */
+static __always_inline void send_end(struct flow *f, int sent)
+{
+	struct send_entry *e;
+	__u32 end;
+
+	if (f->send_next == f->send_queued)
+		return;
+	e = &f->sends[(f->send_next - 1) % SEND_SLOTS];
+	if ((__s32)(e->end_seq - f->send_seq) <= 0)
+		return; /* an earlier send's: this one found the ring full */
+	end = f->send_seq + (__u32)(sent > 0 ? sent : 0);
+	if ((__s32)(e->end_seq - end) <= 0)
+		return; /* all of it was taken */
+	if (sent <= 0 || (f->txseq_max && (__s32)(f->txseq_max - end) >= 0)) {
+		f->send_next--;
+		return;
+	}
+	e->end_seq = end;
+}
+
+/* Data up to `end` is queued to the device (a first transmission, or the next attempt
+ * after a qdisc dropped one): the sends whose last byte it carries leave TCP now
+ * (tx.sendq). Returns the start of the newest of them, 0 when none. */
+static __always_inline __u64 sends_queued(struct flow *f, __u32 end, __u64 now)
+{
+	__u64 start = 0;
+
+	for (int n = 0; n < SEND_SLOTS; n++) {
+		struct send_entry *e = &f->sends[f->send_queued % SEND_SLOTS];
+
+		if (f->send_queued == f->send_next || (__s32)(e->end_seq - end) > 0)
+			break;
+		e->queued_ns = now;
+		e->xmit_ns = 0;
+		flow_sample(f, STAGE_TX_SENDQ, now - e->start_ns);
+		req_stage(f, STAGE_TX_SENDQ, e->start_ns, now);
+		start = e->start_ns;
+		f->send_queued++;
+	}
+	return start;
+}
+
+/* A full qdisc dropped the skb [seq, end) at its enqueue: TCP keeps the data and sends it
+ * again later (after a local drop, often on the probe timer), so the sends whose last byte
+ * it carried are back to waiting in TCP. Their send queue lasts until that next attempt
+ * (a second, longer sample), as the kernel's SCHED timestamp does. */
+static __always_inline void sends_unqueue(struct flow *f, __u32 seq, __u32 end)
+{
+	for (int n = 0; n < SEND_SLOTS; n++) {
+		__u32 i = f->send_xmit + n;
+		struct send_entry *e = &f->sends[i % SEND_SLOTS];
+
+		if (i == f->send_queued)
+			break;
+		if ((__s32)(e->end_seq - seq) > 0 && (__s32)(e->end_seq - end) <= 0) {
+			f->send_queued = i;
+			break;
+		}
+	}
+}
+
+/* An skb with data up to `end` goes to the driver: the queued sends it carries get their
+ * stamp. The first device on the way counts (a vlan over a NIC: the vlan's). */
+static __always_inline void sends_xmit(struct flow *f, __u32 end, __u64 now)
+{
+	for (int n = 0; n < SEND_SLOTS; n++) {
+		struct send_entry *e = &f->sends[f->send_xmit % SEND_SLOTS];
+
+		if (f->send_xmit == f->send_queued || (__s32)(e->end_seq - end) > 0)
+			break;
+		e->xmit_ns = now;
+		f->send_xmit++;
+	}
+}
+
+/* An incoming segment acknowledges everything before ack_seq: tx.ack, from the driver's
+ * stamp (the queueing one when no driver was seen). A send acknowledged without having
+ * been seen queued (its last byte left while the ring was being corrected) gives no
+ * sample. */
+static __always_inline void sends_acked(struct flow *f, __u32 ack_seq, __u64 now)
+{
+	for (int n = 0; n < SEND_SLOTS; n++) {
+		struct send_entry *e = &f->sends[f->send_acked % SEND_SLOTS];
+		__u64 sent;
+
+		if (f->send_acked == f->send_next || (__s32)(ack_seq - e->end_seq) < 0)
+			break;
+		sent = e->xmit_ns ? e->xmit_ns : e->queued_ns;
+		if (sent && (__s32)(f->send_queued - f->send_acked) > 0) {
+			flow_sample(f, STAGE_TX_ACK, now - sent);
+			req_stage(f, STAGE_TX_ACK, sent, now);
+		}
+		f->send_acked++;
+	}
+	if ((__s32)(f->send_queued - f->send_acked) < 0)
+		f->send_queued = f->send_acked;
+	if ((__s32)(f->send_xmit - f->send_acked) < 0)
+		f->send_xmit = f->send_acked;
+}
+
+#endif
