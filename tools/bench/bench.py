@@ -401,7 +401,9 @@ def render_md(res):
     L.append(f"Machine: {m['nproc']} CPUs, {m['cpu']}, Linux {m['kernel']}. "
              f"{st.get('pairs', '?')} rounds of {st.get('seconds', '?')} s windows "
              f"(bpftrace and per-event windows: {st.get('cost_rounds', '?')} rounds); "
-             f"started {st.get('started', '?')}; quiet machine: {st.get('quiet', '?')}.")
+             f"started {st.get('started', '?')}; quiet machine: {st.get('quiet', '?')}"
+             + (f"; kernel.bpf_stats_enabled was found on ({st['bpf_stats_enabled_found']}) and "
+                "turned off for the run" if st.get("bpf_stats_enabled_found") else "") + ".")
     L.append("")
     L.append("Cells: median (min–max) over the rounds; ratios pair each traced window "
              "with the untraced window just before it.")
