@@ -218,6 +218,22 @@ modes=$(stat -c '%a' "$TMP/rec"/* | sort -u | tr '\n' ' ')
 tt_check "record writes files 0600 ($modes) in a 0700 directory ($(stat -c %a "$TMP/rec"))" \
 	[ "$modes" = "600 " -a "$(stat -c %a "$TMP/rec")" = 700 ]
 tt_check "record exits 0 ($rc)" [ "$rc" = 0 ]
+# exports carry the same data: report -o creates its file 0600 whatever the umask
+(umask 022; "$TAILTRACE" report "$TMP/rec" --format folded -o "$TMP/rep.folded" 2>"$TMP/rep.err")
+rc=$?
+tt_check "report -o writes its file 0600 under umask 022 ($(stat -c %a "$TMP/rep.folded" 2>&1), status $rc)" \
+	[ "$rc" = 0 -a "$(stat -c %a "$TMP/rep.folded" 2>/dev/null)" = 600 ]
+# a --listen that cannot bind is refused before anything is loaded or created
+ip netns exec tt-rel-lc-s python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 19465)); s.listen(); time.sleep(30)' &
+hold=$!
+sleep 0.5
+ip netns exec tt-rel-lc-s "$TAILTRACE" record -o "$TMP/rec-refused" --listen 19465 -d 5 \
+	>"$TMP/rr.out" 2>"$TMP/rr.err"
+rc=$?
+kill "$hold" 2>/dev/null; wait "$hold" 2>/dev/null
+tt_check "record --listen on a port in use: status $rc (want 2), one line ($(head -c 100 "$TMP/rr.err")), no -o directory made" \
+	[ "$rc" = 2 -a "$(wc -l <"$TMP/rr.err")" = 1 -a ! -e "$TMP/rec-refused" ]
 
 # ---- without capabilities ----
 for cmd in hist explain top probe rdma; do
