@@ -548,12 +548,74 @@ def cmd_ab_summary(args):
     return 0
 
 
+# What a fresh run is compared on, and how far its median may move from the documented
+# run's and still be noise: the spread seen between full runs of the same code on the
+# project VM (docs/performance.md, "Latest results": two runs of fbbe631 differ by up to
+# 21 % on a bulk throughput ratio, 13 % on the RPC rate ratio and 33 % on the RPC p99
+# ratio; record's CPU moved 0.66-1.13 % across runs).
+NOISE = {"bps": 0.20, "rate": 0.20, "p99_us": 0.35, "p999_us": 0.35, "cpu_pct": 0.30,
+         "rss_mib": 0.10}
+
+
+def compared_rows(res):
+    """(label, kind, spread) for every ratio and own-process figure of a result."""
+    rows = []
+    for sec, modes in res.get("sections", {}).items():
+        for mode, m in modes.items():
+            for metric, sp in (m.get("ratio") or {}).items():
+                if metric in NOISE:
+                    rows.append((f"{sec} {mode}/untraced {metric}", metric, sp))
+    for sec in ("openloop", "rpc"):
+        t = res.get("tracer", {}).get(sec, {})
+        for key, unit in (("cpu_pct", "CPU % of one core"), ("rss_mib", "RSS MiB")):
+            if t.get(key):
+                rows.append((f"{sec} record {unit}", key, t[key]))
+    return rows
+
+
+def cmd_compare(args):
+    """compare FRESH_JSON REFERENCE_JSON OUT_MD: this run against the documented one,
+    median against median, within the noise NOISE allows for each kind of figure."""
+    fresh_path, ref_path, out_md = args
+    fresh, ref = load_json(fresh_path), load_json(ref_path)
+    if not fresh or not ref:
+        return 1
+    mine = {label: sp for label, _, sp in compared_rows(fresh)}
+    rs = ref.get("settings", {})
+    L = [f"Against the run in docs/performance.md ({ref_path}: started "
+         f"{rs.get('started', '?')}, tailtrace {rs.get('git', '?')}). Within noise: the "
+         "medians differ by no more than runs of the same code did on the project VM.", "",
+         "| figure | documented run | this run | change of medians | noise | within |",
+         "|---|---|---|---|---|---|"]
+    within = total = 0
+    for label, kind, r in compared_rows(ref):
+        f = mine.get(label)
+        if not f or not r or not r["median"]:
+            continue
+        total += 1
+        ch = (f["median"] - r["median"]) / r["median"]
+        ok = abs(ch) <= NOISE[kind]
+        within += ok
+        L.append(f"| {label} | {fmt_spread(r)} | {fmt_spread(f)} | {ch * 100:+.0f} % | "
+                 f"±{NOISE[kind] * 100:.0f} % | {'yes' if ok else '**no**'} |")
+    for key in ("pairs", "seconds", "ol_pairs", "ol_seconds", "rpc_conc", "record_interval"):
+        a, b = rs.get(key), fresh.get("settings", {}).get(key)
+        if a != b:
+            L.append(f"\nSettings differ: {key} {b} here, {a} in the documented run.")
+    L.append("")
+    L.append(f"{within} of {total} figures within noise of the documented run.")
+    with open(out_md, "w") as fo:
+        fo.write("\n".join(L) + "\n")
+    print("\n".join(L))
+    return 0
+
+
 def main():
     cmds = {"progs": cmd_progs, "usage": cmd_usage, "window": cmd_window,
             "summarize": cmd_summarize, "ab-window": cmd_ab_window,
-            "ab-summary": cmd_ab_summary}
+            "ab-summary": cmd_ab_summary, "compare": cmd_compare}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
-        print("usage: bench.py progs|usage|window|summarize|ab-window|ab-summary ...",
+        print("usage: bench.py progs|usage|window|summarize|ab-window|ab-summary|compare ...",
               file=sys.stderr)
         return 2
     return cmds[sys.argv[1]](sys.argv[2:]) or 0
