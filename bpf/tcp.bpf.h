@@ -305,15 +305,11 @@ int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct
 static __always_inline bool qseq_enqueue_time(struct flow *f, struct sk_buff *skb,
 					      struct pkt_stamp *st)
 {
-	unsigned char *head = skb->head;
-	__u16 thoff = skb->transport_header;
 	__u64 best = 0;
-	struct tcphdr th;
 	__u32 seq;
 
-	if (bpf_probe_read_kernel(&th, sizeof(th), head + thoff))
-		return false;
-	seq = bpf_ntohl(th.seq);
+	if (skb_tcp_end(skb, &seq) == seq)
+		return false; /* no payload, or the header could not be read */
 	for (int i = 0; i < QSEQ_SLOTS; i++) {
 		struct qseq_entry *e = &f->qseq[i];
 
