@@ -73,7 +73,10 @@ static __always_inline void send_end(struct flow *f, int sent)
 
 /* Data up to `end` is queued to the device (a first transmission, or the next attempt
  * after a qdisc dropped one): the sends whose last byte it carries leave TCP now
- * (tx.sendq). Returns the start of the newest of them, 0 when none. */
+ * (tx.sendq). The request gets the time now; the histogram only once the send is past
+ * the qdisc (sends_xmit), because a drop at its enqueue sends it back to TCP and the
+ * send's one sample is its last attempt, as its last SCHED timestamp. Returns the start
+ * of the newest of them, 0 when none. */
 static __always_inline __u64 sends_queued(struct flow *f, __u32 end, __u64 now)
 {
 	__u64 start = 0;
@@ -85,7 +88,6 @@ static __always_inline __u64 sends_queued(struct flow *f, __u32 end, __u64 now)
 			break;
 		e->queued_ns = now;
 		e->xmit_ns = 0;
-		flow_sample(f, STAGE_TX_SENDQ, now - e->start_ns);
 		req_stage(f, STAGE_TX_SENDQ, e->start_ns, now);
 		start = e->start_ns;
 		f->send_queued++;
@@ -113,7 +115,8 @@ static __always_inline void sends_unqueue(struct flow *f, __u32 seq, __u32 end)
 }
 
 /* An skb with data up to `end` goes to the driver: the queued sends it carries get their
- * stamp. The first device on the way counts (a vlan over a NIC: the vlan's). */
+ * stamp, and their tx.sendq sample (no qdisc drop can send them back now). The first
+ * device on the way counts (a vlan over a NIC: the vlan's). */
 static __always_inline void sends_xmit(struct flow *f, __u32 end, __u64 now)
 {
 	for (int n = 0; n < SEND_SLOTS; n++) {
@@ -122,14 +125,16 @@ static __always_inline void sends_xmit(struct flow *f, __u32 end, __u64 now)
 		if (f->send_xmit == f->send_queued || (__s32)(e->end_seq - end) > 0)
 			break;
 		e->xmit_ns = now;
+		flow_sample(f, STAGE_TX_SENDQ, e->queued_ns - e->start_ns);
 		f->send_xmit++;
 	}
 }
 
 /* An incoming segment acknowledges everything before ack_seq: tx.ack, from the driver's
- * stamp (the queueing one when no driver was seen). A send acknowledged without having
- * been seen queued (its last byte left while the ring was being corrected) gives no
- * sample. */
+ * stamp (the queueing one when no driver was seen: a qdisc dropped it after accepting it,
+ * and a retransmission got through; its tx.sendq sample is taken here). A send
+ * acknowledged without having been seen queued (its last byte left while the ring was
+ * being corrected) gives no sample. */
 static __always_inline void sends_acked(struct flow *f, __u32 ack_seq, __u64 now)
 {
 	for (int n = 0; n < SEND_SLOTS; n++) {
@@ -140,6 +145,8 @@ static __always_inline void sends_acked(struct flow *f, __u32 ack_seq, __u64 now
 			break;
 		sent = e->xmit_ns ? e->xmit_ns : e->queued_ns;
 		if (sent && (__s32)(f->send_queued - f->send_acked) > 0) {
+			if (!e->xmit_ns)
+				flow_sample(f, STAGE_TX_SENDQ, sent - e->start_ns);
 			flow_sample(f, STAGE_TX_ACK, now - sent);
 			req_stage(f, STAGE_TX_ACK, sent, now);
 		}

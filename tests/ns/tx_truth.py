@@ -12,8 +12,10 @@ queue, independent of tailtrace.
 
 Per response the server keeps: t0, the CLOCK_REALTIME just before send(); SCHED (its last
 byte entered the device queue), SND (handed to the driver) and ACK (acknowledged), all
-software timestamps. OUT gets JSON: sendq = SCHED - t0 and ack = ACK - SND, in us, with
-their count and p50/p90/p99 (nearest rank). The server's comm is tt-ts-srv, so tailtrace
+software timestamps. A send whose last byte a full qdisc dropped gets a SCHED stamp at each
+attempt. OUT gets JSON: sendq = the last SCHED - t0 (sendq_first: the first) and ack = ACK -
+SND, in us, with their count and p50/p90/p99 (nearest rank), and requeued, the number of
+sends with more than one SCHED stamp. The server's comm is tt-ts-srv, so tailtrace
 can group its socket by comm."""
 import ctypes
 import json
@@ -61,7 +63,9 @@ def drain_errqueue(s, stamps):
                 if origin == SO_EE_ORIGIN_TIMESTAMPING:
                     info = (ee_info, ee_data)
         if ts is not None and info is not None:
-            stamps.setdefault(info[1], {})[info[0]] = ts
+            # a send whose skb a full qdisc dropped is queued again later: one SCHED per
+            # attempt, in order
+            stamps.setdefault(info[1], {}).setdefault(info[0], []).append(ts)
 
 
 def quantiles(vals):
@@ -98,15 +102,19 @@ def server(port, req, resp, n, out):
             sum(1 for k in t0 if SCM_TSTAMP_ACK in stamps.get(k, {})) < len(t0):
         select.select([], [], [s], 0.1)
         drain_errqueue(s, stamps)
-    sendq, ack = [], []
+    sendq, sendq_first, ack = [], [], []
+    requeued = 0
     for k, start in t0.items():
         st = stamps.get(k, {})
         if SCM_TSTAMP_SCHED in st:
-            sendq.append(st[SCM_TSTAMP_SCHED] - start)
+            sendq.append(st[SCM_TSTAMP_SCHED][-1] - start)
+            sendq_first.append(st[SCM_TSTAMP_SCHED][0] - start)
+            requeued += len(st[SCM_TSTAMP_SCHED]) > 1
         if SCM_TSTAMP_ACK in st and SCM_TSTAMP_SND in st:
-            ack.append(st[SCM_TSTAMP_ACK] - st[SCM_TSTAMP_SND])
+            ack.append(st[SCM_TSTAMP_ACK][-1] - st[SCM_TSTAMP_SND][-1])
     with open(out, "w") as f:
-        json.dump({"sends": n, "sendq": quantiles(sendq), "ack": quantiles(ack)}, f)
+        json.dump({"sends": n, "sendq": quantiles(sendq), "sendq_first": quantiles(sendq_first),
+                   "requeued": requeued, "ack": quantiles(ack)}, f)
     s.close()
 
 
