@@ -441,27 +441,38 @@ int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 	struct tcphdr th;
 	__u8 tos;
 
+	/* the IP and TCP headers in one read (one helper call a packet, not two); an IPv4
+	 * header with options needs a second one for the TCP header */
 	if (proto == ETH_P_IP) {
-		struct iphdr ip;
+		struct {
+			struct iphdr ip;
+			struct tcphdr th;
+		} h;
 
-		if (bpf_probe_read_kernel(&ip, sizeof(ip), data) || ip.protocol != IPPROTO_TCP)
+		if (bpf_probe_read_kernel(&h, sizeof(h), data) || h.ip.protocol != IPPROTO_TCP)
 			return 0;
-		thoff = ip.ihl * 4;
-		tot = bpf_ntohs(ip.tot_len);
-		tos = ip.tos;
+		thoff = h.ip.ihl * 4;
+		tot = bpf_ntohs(h.ip.tot_len);
+		tos = h.ip.tos;
+		if (thoff == sizeof(h.ip))
+			th = h.th;
+		else if (bpf_probe_read_kernel(&th, sizeof(th), data + thoff))
+			return 0;
 	} else if (proto == ETH_P_IPV6) {
-		struct ipv6hdr ip6;
+		struct {
+			struct ipv6hdr ip6;
+			struct tcphdr th;
+		} h;
 
-		if (bpf_probe_read_kernel(&ip6, sizeof(ip6), data) || ip6.nexthdr != IPPROTO_TCP)
+		if (bpf_probe_read_kernel(&h, sizeof(h), data) || h.ip6.nexthdr != IPPROTO_TCP)
 			return 0;
-		thoff = sizeof(ip6);
-		tot = sizeof(ip6) + bpf_ntohs(ip6.payload_len);
-		tos = (ip6.priority << 4) | (ip6.flow_lbl[0] >> 4);
+		thoff = sizeof(h.ip6);
+		tot = sizeof(h.ip6) + bpf_ntohs(h.ip6.payload_len);
+		tos = (h.ip6.priority << 4) | (h.ip6.flow_lbl[0] >> 4);
+		th = h.th;
 	} else {
 		return 0;
 	}
-	if (bpf_probe_read_kernel(&th, sizeof(th), data + thoff))
-		return 0;
 	if (!port_selected(bpf_ntohs(th.dest), bpf_ntohs(th.source)))
 		return 0;
 	if ((tos & 3) == 3)
