@@ -204,6 +204,12 @@ def cmd_window(args):
     else:
         m = parse_loadgen(result, seconds)
     rec = {"section": section, "round": int(rnd), "cond": cond, "metrics": m}
+    # the most one CPU lost to the hypervisor during the window (ms, tools/bench/run), and
+    # whether the window was measured again because of it (then left out of the summary)
+    if os.environ.get("BENCH_WINDOW_STEAL_MS"):
+        rec["steal_ms"] = int(os.environ["BENCH_WINDOW_STEAL_MS"])
+    if os.environ.get("BENCH_WINDOW_SUPERSEDED") == "1":
+        rec["superseded"] = True
     if len(rest) >= 2 and rest[0] != "-":
         rec["progs"] = delta_progs(load_json(rest[0]), load_json(rest[1]))
     if len(rest) >= 4:
@@ -283,9 +289,14 @@ def verdict(ok):
 def cmd_summarize(args):
     raw, out_json, out_md, meta_path = args[:4]
     recs = [json.loads(line) for line in open(raw) if line.strip()]
+    redone = sum(1 for r in recs if r.get("superseded"))
+    recs = [r for r in recs if not r.get("superseded")]
     meta = load_json(meta_path) or {}
     res = {"machine": machine(), "settings": meta, "sections": {}, "goals": [],
-           "per_event": {}, "tracer": {}}
+           "per_event": {}, "tracer": {}, "windows_redone_for_steal": redone,
+           "windows_kept_with_steal": sum(
+               1 for r in recs if meta.get("steal_redo_ms") and
+               r.get("steal_ms", 0) >= meta["steal_redo_ms"])}
 
     def metric(section, cond, key):
         return spread([r["metrics"].get(key) for r in recs if r["section"] == section and
@@ -401,7 +412,11 @@ def render_md(res):
     L.append(f"Machine: {m['nproc']} CPUs, {m['cpu']}, Linux {m['kernel']}. "
              f"{st.get('pairs', '?')} rounds of {st.get('seconds', '?')} s windows "
              f"(bpftrace and per-event windows: {st.get('cost_rounds', '?')} rounds); "
-             f"started {st.get('started', '?')}; quiet machine: {st.get('quiet', '?')}"
+             f"started {st.get('started', '?')}; quiet machine: {st.get('quiet', '?')}; "
+             f"windows measured again after the hypervisor took >= "
+             f"{st.get('steal_redo_ms', '?')} ms from a CPU: "
+             f"{res.get('windows_redone_for_steal', '?')}, kept although still stolen "
+             f"(third attempt): {res.get('windows_kept_with_steal', '?')}"
              + (f"; kernel.bpf_stats_enabled was found on ({st['bpf_stats_enabled_found']}) and "
                 "turned off for the run" if st.get("bpf_stats_enabled_found") else "") + ".")
     L.append("")
