@@ -567,9 +567,17 @@ def cmd_ab_summary(args):
 # run's and still be noise: the spread seen between full runs of the same code on the
 # project VM (docs/performance.md, "Latest results": two runs of fbbe631 differ by up to
 # 21 % on a bulk throughput ratio, 13 % on the RPC rate ratio and 33 % on the RPC p99
-# ratio; record's CPU moved 0.66-1.13 % across runs).
+# ratio; record's CPU moved 0.66-1.13 % across runs). Bulk throughput with offloads off,
+# where every hook runs per 1.5 KB packet, moves more: three runs of 3d637d3 gave `record`
+# 0.84, 0.68 and 0.62 of the untraced rate (-25 %).
 NOISE = {"bps": 0.20, "rate": 0.20, "p99_us": 0.35, "p999_us": 0.35, "cpu_pct": 0.30,
          "rss_mib": 0.10}
+NOISE_BULK_OFFLOADS_OFF = 0.30
+
+
+def noise_of(label, kind):
+    return NOISE_BULK_OFFLOADS_OFF if label.startswith("bulk ") and kind == "bps" \
+        else NOISE[kind]
 
 
 def compared_rows(res):
@@ -609,10 +617,10 @@ def cmd_compare(args):
             continue
         total += 1
         ch = (f["median"] - r["median"]) / r["median"]
-        ok = abs(ch) <= NOISE[kind]
+        ok = abs(ch) <= noise_of(label, kind)
         within += ok
         L.append(f"| {label} | {fmt_spread(r)} | {fmt_spread(f)} | {ch * 100:+.0f} % | "
-                 f"±{NOISE[kind] * 100:.0f} % | {'yes' if ok else '**no**'} |")
+                 f"±{noise_of(label, kind) * 100:.0f} % | {'yes' if ok else '**no**'} |")
     for key in ("pairs", "seconds", "ol_pairs", "ol_seconds", "rpc_conc", "record_interval"):
         a, b = rs.get(key), fresh.get("settings", {}).get(key)
         if a != b:
