@@ -20,14 +20,12 @@ tt_testbed_up
 
 PORT=7410
 policy() { chrt -p "$1" 2>/dev/null | sed -n 's/.*scheduling policy: //p' | head -1; }
-# per-CPU steal time so far, in ms (/proc/stat's 8th field, in USER_HZ ticks)
-steal_ms() { awk -v hz="$(getconf CLK_TCK)" '/^cpu[0-9]/ { printf "%s ", $9 * 1000 / hz }' /proc/stat; }
 
 # One saturated run in $W/$1: record, the load generator's 8 connections and a busy loop
 # per CPU. Leaves the record's exit status, the watchdog's boosts and the largest steal
 # time of one CPU during the run (ms) in $W/$1/{rc,boosts,steal}.
 saturated_run() {
-	local d="$W/$1" rp s0 s1
+	local d="$W/$1" rp s0
 	mkdir -p "$d"
 	"$TAILTRACE" record -o "$d/rec" -i 1 --port "$PORT" --role server -v >"$d/rec.out" \
 		2>"$d/rec.err" &
@@ -47,7 +45,7 @@ saturated_run() {
 		>/dev/null 2>&1 &
 	pids+=("$!")
 	sleep 0.5
-	s0=$(steal_ms)
+	s0=$(tt_steal_now)
 	# 8 connections in closed loop, and one busy loop per CPU: no CPU is ever idle, so an
 	# idle-policy thread alone would barely run
 	for _ in $(seq "$(nproc)"); do
@@ -57,14 +55,12 @@ saturated_run() {
 	ip netns exec "$TB_NS_CLI" "$LOADGEN" client --connect "$TB_SRV4" --port "$PORT" \
 		--conns 8 --concurrency 8 --req-bytes 256 --resp-bytes 1024 --duration 6 \
 		--json "$d/client.json" >/dev/null 2>&1
-	s1=$(steal_ms)
+	tt_steal_since "$s0" >"$d/steal"
 	sleep 1.5 # the interval holding the last requests is written
 	kill -INT "$rp"
 	wait "$rp"
 	echo $? >"$d/rc"
 	sed -n 's/.*went back to normal priority \([0-9]*\) time.*/\1/p' "$d/rec.err" >"$d/boosts"
-	python3 -c 'import sys; a, b = (list(map(float, s.split())) for s in sys.argv[1:3])
-print(round(max(y - x for x, y in zip(a, b))))' "$s0" "$s1" >"$d/steal"
 	ip netns exec "$TB_NS_SRV" pkill -f "$LOADGEN server --listen :: --port $PORT" 2>/dev/null
 	sleep 0.3
 }
@@ -84,13 +80,12 @@ sys.exit(0 if lost == 0 and abs(n - lg) <= max(16, 0.002 * lg) else 1)
 PY
 }
 
-# A vCPU that the hypervisor does not run for this long while the other one keeps making
+# A vCPU that the hypervisor does not run for TT_STOLEN_MS while the other one keeps making
 # requests can fill that CPU's ring whatever the watchdog does: such a run is made again,
 # once. A loss without that steal, or in both runs, fails.
-STOLEN_MS=100
 run=1
 saturated_run $run
-if ! counts_match $run && [ "$(cat "$W/$run/steal")" -ge "$STOLEN_MS" ]; then
+if ! counts_match $run && [ "$(cat "$W/$run/steal")" -ge "$TT_STOLEN_MS" ]; then
 	echo "# a CPU was stolen $(cat "$W/$run/steal") ms by the hypervisor during the run: made again"
 	run=2
 	saturated_run $run

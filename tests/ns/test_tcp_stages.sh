@@ -135,50 +135,69 @@ RATE_BPS=20000000
 if only qdisc; then
 	srv 7410 tt-q-srv --compute const:100 --resp-bytes 1024
 	srv_ready 7410 || tt_fail "loadgen server on 7410 did not start"
-	hist_or_fail qd --port 7410 --dev tt-srv/"$TB_SRV_DEV" --by comm
-	t0=$SECONDS
-	"$TESTBED" congest --link srv --rate 20mbit --buffer 64kb --qdisc tbf --bulk-conns 4 \
-		--duration 10 >/dev/null 2>&1 || tt_fail "testbed congest"
-	sleep 2 # the bulk flows fill the buffer
-	rm -f "$TMP/stop"
-	tcp_backlog_sampler tt-srv "$TB_SRV_DEV" "$TMP/backlog" "$TMP/stop" &
-	bs=$!
-	tcp_ss_sampler tt-cli "dst $TB_SRV4 and dport = :7410" "$TMP/ss4" "$TMP/stop" &
-	s4=$!
-	tcp_ss_sampler tt-cli "dst [$TB_SRV6] and dport = :7410" "$TMP/ss6" "$TMP/stop" &
-	s6=$!
-	cli_bg tt-q-cli4 "$TMP/q4.json" --connect "$TB_SRV4" --port 7410 --rate 50 --conns 2 --duration 6
-	c4=$LAST_CLI
-	cli_bg tt-q-cli6 "$TMP/q6.json" --connect "$TB_SRV6" --port 7410 --rate 50 --conns 2 --duration 6
-	c6=$LAST_CLI
-	wait "$c4" "$c6"
-	touch "$TMP/stop"
-	wait "$bs" "$s4" "$s6"
-	# the bulk neighbour stops at 10 s; its last packets and FINs drain, then read tc
-	while [ $((SECONDS - t0)) -lt 12 ]; do sleep 0.2; done
-	tc_pkts=$(tcp_qdisc_root tt-srv "$TB_SRV_DEV" packets)
-	tc_drops=$(tcp_qdisc_root tt-srv "$TB_SRV_DEV" drops)
-	tcp_hist_stop qd
-	"$TESTBED" clear >/dev/null 2>&1
-
-	# tx.qdisc of the traced server's packets vs what tc's backlog implies
-	q99=$(tcp_stage "$TMP/qd.json" tx.qdisc '^comm tt-q-srv' p99_us)
-	q50=$(tcp_stage "$TMP/qd.json" tx.qdisc '^comm tt-q-srv' p50_us)
-	qn=$(tcp_stage "$TMP/qd.json" tx.qdisc '^comm tt-q-srv' count)
-	d99=$(tcp_stage "$TMP/qd.json" tx.qdisc '^all$' p99_us "$TB_SRV_DEV")
-	dmean=$(tcp_stage "$TMP/qd.json" tx.qdisc '^all$' mean_us "$TB_SRV_DEV")
-	b99=$(tcp_quantile "$TMP/backlog" 0.99)
-	bmean=$(tcp_mean "$TMP/backlog")
-	nb=$(wc -l <"$TMP/backlog")
-	bq99=$(awk -v b="$b99" -v r=$RATE_BPS 'BEGIN { if (b == "none") print "none"; else printf "%.1f", b * 8 / r * 1e6 }')
-	bqmean=$(awk -v b="$bmean" -v r=$RATE_BPS 'BEGIN { if (b == "none") print "none"; else printf "%.1f", b * 8 / r * 1e6 }')
+	# qdisc_run: one measurement behind the bottleneck (tailtrace, tc's backlog, ss), the
+	# largest steal of one CPU meanwhile in $TMP/qd.steal
+	qdisc_run() {
+		local s0
+		s0=$(tt_steal_now)
+		hist_or_fail qd --port 7410 --dev tt-srv/"$TB_SRV_DEV" --by comm
+		t0=$SECONDS
+		"$TESTBED" congest --link srv --rate 20mbit --buffer 64kb --qdisc tbf --bulk-conns 4 \
+			--duration 10 >/dev/null 2>&1 || tt_fail "testbed congest"
+		sleep 2 # the bulk flows fill the buffer
+		rm -f "$TMP/stop" "$TMP/backlog" "$TMP/ss4" "$TMP/ss6"
+		tcp_backlog_sampler tt-srv "$TB_SRV_DEV" "$TMP/backlog" "$TMP/stop" &
+		bs=$!
+		tcp_ss_sampler tt-cli "dst $TB_SRV4 and dport = :7410" "$TMP/ss4" "$TMP/stop" &
+		s4=$!
+		tcp_ss_sampler tt-cli "dst [$TB_SRV6] and dport = :7410" "$TMP/ss6" "$TMP/stop" &
+		s6=$!
+		cli_bg tt-q-cli4 "$TMP/q4.json" --connect "$TB_SRV4" --port 7410 --rate 50 --conns 2 --duration 6
+		c4=$LAST_CLI
+		cli_bg tt-q-cli6 "$TMP/q6.json" --connect "$TB_SRV6" --port 7410 --rate 50 --conns 2 --duration 6
+		c6=$LAST_CLI
+		wait "$c4" "$c6"
+		touch "$TMP/stop"
+		wait "$bs" "$s4" "$s6"
+		# the bulk neighbour stops at 10 s; its last packets and FINs drain, then read tc
+		while [ $((SECONDS - t0)) -lt 12 ]; do sleep 0.2; done
+		tc_pkts=$(tcp_qdisc_root tt-srv "$TB_SRV_DEV" packets)
+		tc_drops=$(tcp_qdisc_root tt-srv "$TB_SRV_DEV" drops)
+		tcp_hist_stop qd
+		"$TESTBED" clear >/dev/null 2>&1
+		tt_steal_since "$s0" >"$TMP/qd.steal"
+	}
+	# qdisc_figures: tx.qdisc of the traced server's packets and what tc's backlog implies
+	qdisc_figures() {
+		q99=$(tcp_stage "$TMP/qd.json" tx.qdisc '^comm tt-q-srv' p99_us)
+		q50=$(tcp_stage "$TMP/qd.json" tx.qdisc '^comm tt-q-srv' p50_us)
+		qn=$(tcp_stage "$TMP/qd.json" tx.qdisc '^comm tt-q-srv' count)
+		d99=$(tcp_stage "$TMP/qd.json" tx.qdisc '^all$' p99_us "$TB_SRV_DEV")
+		dmean=$(tcp_stage "$TMP/qd.json" tx.qdisc '^all$' mean_us "$TB_SRV_DEV")
+		b99=$(tcp_quantile "$TMP/backlog" 0.99)
+		bmean=$(tcp_mean "$TMP/backlog")
+		nb=$(wc -l <"$TMP/backlog")
+		bq99=$(awk -v b="$b99" -v r=$RATE_BPS 'BEGIN { if (b == "none") print "none"; else printf "%.1f", b * 8 / r * 1e6 }')
+		bqmean=$(awk -v b="$bmean" -v r=$RATE_BPS 'BEGIN { if (b == "none") print "none"; else printf "%.1f", b * 8 / r * 1e6 }')
+	}
+	qdisc_ok() { ge "$qn" 100 && tcp_ratio_ok "$q99" "$bq99" 0.15; }
+	# a vCPU stalled by the hypervisor holds packets in the queue while the backlog
+	# sampler cannot run: such a measurement is made again, once (TT_STOLEN_MS)
+	qdisc_run
+	qdisc_figures
+	if ! qdisc_ok && [ "$(cat "$TMP/qd.steal")" -ge "$TT_STOLEN_MS" ]; then
+		echo "# a CPU was stolen $(cat "$TMP/qd.steal") ms by the hypervisor during the bottleneck run: made again"
+		qdisc_run
+		qdisc_figures
+	fi
+	echo "# largest steal of one CPU during the bottleneck run: $(cat "$TMP/qd.steal") ms"
 	full=$(awk -v r=$RATE_BPS 'BEGIN { printf "%.1f", 65536 * 8 / r * 1e6 }')
 	echo "# bottleneck: tx.qdisc traced server: n=$qn p50 $(tcp_fmt_ms "$q50") p99 $(tcp_fmt_ms "$q99");" \
 		"whole device: p99 $(tcp_fmt_ms "$d99") mean $(tcp_fmt_ms "$dmean");" \
 		"tc backlog ($nb samples): p99 ${b99} B = $(tcp_fmt_ms "$bq99"), mean ${bmean} B = $(tcp_fmt_ms "$bqmean");" \
 		"full buffer $(tcp_fmt_ms "$full"); tc drops $tc_drops"
 	tt_check "tx.qdisc p99 $(tcp_fmt_ms "$q99") vs backlog/rate p99 $(tcp_fmt_ms "$bq99") ($(pct "$q99" "$bq99"); tbf 20mbit 64kb + 4 bulk flows; +-15%)" \
-		eval 'ge "$qn" 100 && tcp_ratio_ok "$q99" "$bq99" 0.15'
+		qdisc_ok
 
 	# tcp.rtt of each client vs ss -ti srtt of its connections
 	for fam in 4 6; do
