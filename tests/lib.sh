@@ -71,19 +71,10 @@ for k in sys.argv[2].split("."):
 print(d)' "$1" "$2"
 }
 
-# The VM's hypervisor stops a vCPU now and then for tens to hundreds of ms (steal time):
-# long enough to fill a ring or move a p99 whatever tailtrace does. A timing test whose
-# check fails during such a stall is made again, once (TT_STOLEN_MS or more on one CPU).
+# A timing test whose check fails while the hypervisor stopped a vCPU for TT_STOLEN_MS or
+# more (tools/steal.sh) is made again, once.
+. "$TT_ROOT/tools/steal.sh"
 TT_STOLEN_MS=100
-# tt_steal_now: per-CPU steal time so far, in ms (/proc/stat's 8th field, USER_HZ ticks)
-tt_steal_now() {
-	awk -v hz="$(getconf CLK_TCK)" '/^cpu[0-9]/ { printf "%d ", $9 * 1000 / hz }' /proc/stat
-}
-# tt_steal_since SNAPSHOT: the most one CPU lost since tt_steal_now printed SNAPSHOT (ms)
-tt_steal_since() {
-	python3 -c 'import sys; a, b = (list(map(int, s.split())) for s in sys.argv[1:3])
-print(max(y - x for x, y in zip(a, b)))' "$1" "$(tt_steal_now)"
-}
 
 # tt_testbed_lock: the namespace testbed is one per machine; tests (and the demo, the judge,
 # the benchmark) that use it hold this lock for their whole run.

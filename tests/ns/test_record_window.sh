@@ -43,7 +43,7 @@ window() {
 scenario() {
 	local d=$1 rp s0 t0 t1 t1b t2
 	mkdir -p "$d"
-	s0=$(tt_steal_now)
+	s0=$(steal_now)
 	"$TAILTRACE" record -o "$d/rec" -i 2 --port 7001 --port 7002 --role server --max-size 2M \
 		>"$d/rec.out" 2>"$d/rec.err" &
 	rp=$!
@@ -62,7 +62,7 @@ scenario() {
 	kill -9 "$rp"
 	wait "$rp" 2>/dev/null
 	echo "$t0 $t1 $t1b $t2" >"$d/times"
-	tt_steal_since "$s0" >"$d/steal"
+	steal_since "$s0" >"$d/steal"
 }
 
 verdict() { # DIR FROM TO -> class

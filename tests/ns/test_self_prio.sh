@@ -45,7 +45,7 @@ saturated_run() {
 		>/dev/null 2>&1 &
 	pids+=("$!")
 	sleep 0.5
-	s0=$(tt_steal_now)
+	s0=$(steal_now)
 	# 8 connections in closed loop, and one busy loop per CPU: no CPU is ever idle, so an
 	# idle-policy thread alone would barely run
 	for _ in $(seq "$(nproc)"); do
@@ -55,7 +55,7 @@ saturated_run() {
 	ip netns exec "$TB_NS_CLI" "$LOADGEN" client --connect "$TB_SRV4" --port "$PORT" \
 		--conns 8 --concurrency 8 --req-bytes 256 --resp-bytes 1024 --duration 6 \
 		--json "$d/client.json" >/dev/null 2>&1
-	tt_steal_since "$s0" >"$d/steal"
+	steal_since "$s0" >"$d/steal"
 	sleep 1.5 # the interval holding the last requests is written
 	kill -INT "$rp"
 	wait "$rp"

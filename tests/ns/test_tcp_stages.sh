@@ -139,7 +139,7 @@ if only qdisc; then
 	# largest steal of one CPU meanwhile in $TMP/qd.steal
 	qdisc_run() {
 		local s0
-		s0=$(tt_steal_now)
+		s0=$(steal_now)
 		hist_or_fail qd --port 7410 --dev tt-srv/"$TB_SRV_DEV" --by comm
 		t0=$SECONDS
 		"$TESTBED" congest --link srv --rate 20mbit --buffer 64kb --qdisc tbf --bulk-conns 4 \
@@ -165,7 +165,7 @@ if only qdisc; then
 		tc_drops=$(tcp_qdisc_root tt-srv "$TB_SRV_DEV" drops)
 		tcp_hist_stop qd
 		"$TESTBED" clear >/dev/null 2>&1
-		tt_steal_since "$s0" >"$TMP/qd.steal"
+		steal_since "$s0" >"$TMP/qd.steal"
 	}
 	# qdisc_figures: tx.qdisc of the traced server's packets and what tc's backlog implies
 	qdisc_figures() {
