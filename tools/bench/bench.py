@@ -502,6 +502,10 @@ def cmd_ab_window(args):
     rec = {"variant": variant, "round": int(rnd), "requests": d["requests"],
            "rate": d.get("rate_rps"), "p99_us": (d.get("latency_us") or {}).get("p99"),
            "progs": progs}
+    if os.environ.get("BENCH_WINDOW_STEAL_MS"):
+        rec["steal_ms"] = int(os.environ["BENCH_WINDOW_STEAL_MS"])
+    if os.environ.get("BENCH_WINDOW_SUPERSEDED") == "1":
+        rec["superseded"] = True
     with open(out, "a") as f:
         f.write(json.dumps(rec) + "\n")
     return 0
@@ -511,6 +515,7 @@ def cmd_ab_summary(args):
     """ab-summary IN_JSONL OUT_JSON OUT_MD A_NAME B_NAME"""
     raw, out_json, out_md, name_a, name_b = args
     recs = [json.loads(line) for line in open(raw) if line.strip()]
+    recs = [r for r in recs if not r.get("superseded")]
     per = {"A": {}, "B": {}}
     for r in recs:
         v = per[r["variant"]]
