@@ -14,3 +14,9 @@ steal_since() {
 	paste <(tr ' ' '\n' <<<"$1" | grep .) <(steal_now | tr ' ' '\n' | grep .) |
 		awk '{ d = $2 - $1; if (d > m) m = d } END { print m + 0 }'
 }
+
+# steal_redo STEAL_MS THRESHOLD_MS TRIES: true when a measurement that lost STEAL_MS of one
+# CPU is to be made again (THRESHOLD_MS 0: never; at most twice, TRIES made again so far)
+steal_redo() {
+	[ "$2" -gt 0 ] && [ "$1" -ge "$2" ] && [ "$3" -lt 2 ]
+}

@@ -192,6 +192,15 @@ def delta_progs(before, after):
     return out
 
 
+def add_steal(rec):
+    """The most one CPU lost to the hypervisor during the window (ms, tools/steal.sh), and
+    whether the window was measured again because of it (then left out of the summary)."""
+    if os.environ.get("BENCH_WINDOW_STEAL_MS"):
+        rec["steal_ms"] = int(os.environ["BENCH_WINDOW_STEAL_MS"])
+    if os.environ.get("BENCH_WINDOW_SUPERSEDED") == "1":
+        rec["superseded"] = True
+
+
 def cmd_window(args):
     """window OUT_JSONL SECTION ROUND COND KIND RESULT SECONDS [PROGS0 PROGS1] [USE0 USE1]"""
     out, section, rnd, cond, kind, result, seconds = args[:7]
@@ -204,12 +213,7 @@ def cmd_window(args):
     else:
         m = parse_loadgen(result, seconds)
     rec = {"section": section, "round": int(rnd), "cond": cond, "metrics": m}
-    # the most one CPU lost to the hypervisor during the window (ms, tools/bench/run), and
-    # whether the window was measured again because of it (then left out of the summary)
-    if os.environ.get("BENCH_WINDOW_STEAL_MS"):
-        rec["steal_ms"] = int(os.environ["BENCH_WINDOW_STEAL_MS"])
-    if os.environ.get("BENCH_WINDOW_SUPERSEDED") == "1":
-        rec["superseded"] = True
+    add_steal(rec)
     if len(rest) >= 2 and rest[0] != "-":
         rec["progs"] = delta_progs(load_json(rest[0]), load_json(rest[1]))
     if len(rest) >= 4:
@@ -502,10 +506,7 @@ def cmd_ab_window(args):
     rec = {"variant": variant, "round": int(rnd), "requests": d["requests"],
            "rate": d.get("rate_rps"), "p99_us": (d.get("latency_us") or {}).get("p99"),
            "progs": progs}
-    if os.environ.get("BENCH_WINDOW_STEAL_MS"):
-        rec["steal_ms"] = int(os.environ["BENCH_WINDOW_STEAL_MS"])
-    if os.environ.get("BENCH_WINDOW_SUPERSEDED") == "1":
-        rec["superseded"] = True
+    add_steal(rec)
     with open(out, "a") as f:
         f.write(json.dumps(rec) + "\n")
     return 0
