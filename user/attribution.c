@@ -307,6 +307,22 @@ struct place_slot {
 	__u32 ref;
 };
 
+/* The places a request lands in are a function of its place fields (the key less part
+ * and band), its parts and its band, and consecutive requests of one flow and thread
+ * mostly repeat all three. The memo maps them to the place: a repeat then costs one
+ * compare of the fields per request, not a key, a hash and an index probe per part (which
+ * were half of the aggregate's time per request). A cache only: a miss takes the index,
+ * and places never move or go, so a stored ref stays right. Direct-mapped both ways. */
+#define MEMO_CTX_BITS 9
+#define MEMO_WAY_BITS 7
+#define MEMO_REF_BITS 14	/* refs up to ATTR_PLACES_MAX */
+#define MEMO_KEY_WORDS 9
+
+struct place_memo {
+	__u64 w[MEMO_KEY_WORDS];	/* the request's place fields, as place_key_fill() hashes them */
+	__u32 way[1u << MEMO_WAY_BITS]; /* (part << 8 | band) << MEMO_REF_BITS | ref; 0: empty */
+};
+
 struct attr_agg {
 	struct attr_side side[SIDES];
 	struct attr_place *places;	/* dense, in insertion order */
@@ -314,6 +330,7 @@ struct attr_agg {
 	struct place_slot *index;	/* open addressing over places, load <= 1/2 */
 	size_t cap;			/* index slots, a power of two */
 	__u64 places_unstored, places_unstored_ns;
+	struct place_memo *memo;	/* 1 << MEMO_CTX_BITS, made by the first add; NULL: none */
 };
 
 struct attr_agg *attr_agg__new(void)
@@ -327,6 +344,7 @@ void attr_agg__free(struct attr_agg *a)
 		return;
 	free(a->places);
 	free(a->index);
+	free(a->memo);
 	free(a);
 }
 
@@ -469,29 +487,30 @@ static int places_reserve(struct attr_agg *a)
 	return 1;
 }
 
-/* h: key_hash(k), computed by the caller where k was filled (see key_hash()) */
-static void place_add(struct attr_agg *a, const struct attr_place_key *k, __u32 h, __u64 ns,
-		      __u64 n)
+/* h: key_hash(k), computed by the caller where k was filled (see key_hash()). Returns
+ * the place's position + 1, or 0 when it is not stored. */
+static __u32 place_add(struct attr_agg *a, const struct attr_place_key *k, __u32 h, __u64 ns,
+		       __u64 n)
 {
 	struct place_slot *s = NULL;
 	struct attr_place *e;
 	int r = 0;
 
 	if (!n)
-		return;
+		return 0;
 	if (a->cap) {
 		s = place_slot_of(a, k, h);
 		if (s->ref) {
 			e = &a->places[s->ref - 1];
 			e->ns += ns;
 			e->count += n;
-			return;
+			return s->ref;
 		}
 	}
 	if (a->nplaces >= ATTR_PLACES_MAX || (r = places_reserve(a)) < 0) {
 		a->places_unstored += n;
 		a->places_unstored_ns += ns;
-		return;
+		return 0;
 	}
 	if (r || !s)
 		s = place_slot_of(a, k, h);
@@ -501,6 +520,7 @@ static void place_add(struct attr_agg *a, const struct attr_place_key *k, __u32 
 	e->count = n;
 	s->hash = h;
 	s->ref = (__u32)a->nplaces;
+	return s->ref;
 }
 
 /* The last byte of comm as a mask on its second 8-byte word (the name is cut there). */
@@ -584,15 +604,54 @@ static void place_key_coarsen(struct attr_place_key *k)
 		k->cpu = 0;
 }
 
+_Static_assert(ATTR_PLACES_MAX < (1u << MEMO_REF_BITS), "a memo way holds any ref");
+_Static_assert(ATTR_PARTS <= (1u << (32 - MEMO_REF_BITS - 8)) && HIST_SLOTS >> ATTR_BAND_SHIFT < 256,
+	       "a memo way holds any part and band");
+
+/* The request's memo entry, emptied first when it held another request's place fields. */
+static struct place_memo *memo_of(struct attr_agg *a, const struct req_event *ev)
+{
+	__u64 w[MEMO_KEY_WORDS], ra[2], cm[2];
+	struct place_memo *m;
+	bool same = true;
+
+	if (!a->memo && !(a->memo = calloc(1u << MEMO_CTX_BITS, sizeof(*a->memo))))
+		return NULL; /* no memo: every part takes the index */
+	memcpy(ra, ev->raddr, sizeof(ra));
+	memcpy(cm, ev->comm, sizeof(cm));
+	cm[1] &= COMM_CUT_MASK;
+	w[0] = (ev->role == ROLE_CLIENT ? ROLE_CLIENT : ROLE_SERVER) | (__u64)ev->family << 8;
+	w[1] = ev->netns | (__u64)ev->ifindex << 32;
+	w[2] = ev->qdisc_handle | (__u64)ev->tgid << 32;
+	w[3] = ev->tid | (__u64)ev->cpu << 32;
+	w[4] = ev->lport | (__u64)ev->rport << 16;
+	w[5] = ra[0];
+	w[6] = ra[1];
+	w[7] = cm[0];
+	w[8] = cm[1];
+	/* the socket and thread pick the entry; the fields decide whether it holds them */
+	m = &a->memo[((ev->sk_cookie ^ (__u64)ev->tid << 20 ^ ev->cpu) * 0x9e3779b97f4a7c15ULL) >>
+		     (64 - MEMO_CTX_BITS)];
+	for (int i = 0; i < MEMO_KEY_WORDS; i++)
+		same &= m->w[i] == w[i];
+	if (!same) {
+		memcpy(m->w, w, sizeof(w));
+		memset(m->way, 0, sizeof(m->way));
+	}
+	return m;
+}
+
 void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 {
 	struct attr_place_key keys[ATTR_PARTS];
 	__u64 hashes[ATTR_PARTS];
 	int kparts[ATTR_PARTS], nkeys = 0;
+	__u32 tags[ATTR_PARTS], *ways[ATTR_PARTS];
+	struct place_memo *m;
 	struct attr_split s;
 	struct attr_side *sd;
 	struct attr_bucket *b;
-	__u32 slot;
+	__u32 slot, band;
 
 	/* the bucket is known from the latency alone: ask for its lines before the split */
 	slot = hist_slot(ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0);
@@ -629,19 +688,41 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 	for (int p = 0; p < ATTR_PARTS; p++)
 		b->v[F_PARTS + p] += s.part_ns[p];
 
-	/* all keys first, their index slots asked for at once: the lookups then wait for
-	 * memory together instead of one after the other (the index and the places are
-	 * mostly out of cache when a batch of events starts) */
+	/* parts the memo knows go straight to their place. The others: all keys first, their
+	 * index slots asked for at once, so the lookups wait for memory together instead of
+	 * one after the other (the index and the places are mostly out of cache when a batch
+	 * of events starts) */
+	band = slot >> ATTR_BAND_SHIFT;
+	m = memo_of(a, ev);
 	for (int p = 0; p < ATTR_PARTS; p++) {
+		__u32 tag = (__u32)p << 8 | band, *way = NULL;
+
 		if (!s.part_ns[p] || s.part_ns[p] < s.latency_ns >> ATTR_PLACE_MIN_SHIFT)
 			continue;
-		hashes[nkeys] = place_key_fill(&keys[nkeys], p, slot >> ATTR_BAND_SHIFT, ev);
+		if (m) {
+			way = &m->way[(tag * 0x9e3779b1u) >> (32 - MEMO_WAY_BITS)];
+			if (*way >> MEMO_REF_BITS == tag && (*way & ((1u << MEMO_REF_BITS) - 1))) {
+				struct attr_place *e =
+					&a->places[(*way & ((1u << MEMO_REF_BITS) - 1)) - 1];
+
+				e->ns += s.part_ns[p];
+				e->count++;
+				continue;
+			}
+		}
+		hashes[nkeys] = place_key_fill(&keys[nkeys], p, band, ev);
 		if (a->cap)
 			__builtin_prefetch(&a->index[hashes[nkeys] & (a->cap - 1)]);
+		tags[nkeys] = tag;
+		ways[nkeys] = way;
 		kparts[nkeys++] = p;
 	}
-	for (int i = 0; i < nkeys; i++)
-		place_add(a, &keys[i], (__u32)hashes[i], s.part_ns[kparts[i]], 1);
+	for (int i = 0; i < nkeys; i++) {
+		__u32 ref = place_add(a, &keys[i], (__u32)hashes[i], s.part_ns[kparts[i]], 1);
+
+		if (ways[i] && ref)
+			*ways[i] = tags[i] << MEMO_REF_BITS | ref;
+	}
 }
 
 void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)

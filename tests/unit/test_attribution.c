@@ -834,6 +834,62 @@ static void test_merge_equals_add_all(void **state)
 	attr_agg__free(m);
 }
 
+/* The place memo is a cache: requests added one after the other (memo hits) land where
+ * each request alone would (no hits: a fresh aggregate per request), also when a socket
+ * and thread keep their entry but another place field changes under them. */
+static void test_memo_equals_index(void **state)
+{
+	struct attr_agg *all = attr_agg__new(), *ref = attr_agg__new();
+	struct gen g = { 41 };
+
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		struct req_event ev;
+		struct srv_req x = { 0 };
+		struct attr_agg *one = attr_agg__new();
+
+		if (urand(&g) < 0.2)
+			x.qdisc = uni(&g, 100 * US, 20 * MS);
+		x.oncpu = uni(&g, 0, 200 * MS); /* latencies over many bands */
+		if ((i / 400) % 2)
+			client_event(&g, &ev, 0, 1000 * MS, urand(&g) < 0.2 ? 30 * MS : 0);
+		else
+			server_event(&g, &ev, 0, 1000 * MS, &x);
+		ev.sk_cookie = 1000; /* one socket and thread: one memo entry for all */
+		ev.tid = 7;
+		ev.cpu = 1;
+		memcpy(ev.comm, "worker-thread-a", 16);
+		/* runs of 40 alike (memo hits), every other run with one field changed */
+		switch ((i / 40) % 2 ? (i / 80) % 6 + 1 : 0) {
+		case 1: /* the same socket connected again elsewhere */
+			ev.raddr[3] = 9;
+			break;
+		case 2:
+			ev.rport ^= 1;
+			break;
+		case 3: /* renamed thread */
+			memcpy(ev.comm, "worker-thread-b", 16);
+			break;
+		case 4: /* a byte past the cut is no difference */
+			memcpy(ev.comm, "worker-thread-aX", 16);
+			break;
+		case 5:
+			ev.ifindex++;
+			break;
+		case 6:
+			ev.tgid++;
+			break;
+		}
+		attr_agg__add(all, &ev);
+		attr_agg__add(one, &ev);
+		attr_agg__merge(ref, one);
+		attr_agg__free(one);
+	}
+	assert_true(attr_agg__equal(all, ref));
+	attr_agg__free(all);
+	attr_agg__free(ref);
+}
+
 static void test_encode_roundtrip(void **state)
 {
 	struct attr_agg *a = mixed_population(21, 0, 5000), *b = NULL, *e = attr_agg__new();
@@ -1093,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_both_ends),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_merge_equals_add_all),
+		cmocka_unit_test(test_memo_equals_index),
 		cmocka_unit_test(test_encode_roundtrip),
 		cmocka_unit_test(test_decode_version1),
 		cmocka_unit_test(test_decode_corrupt),
