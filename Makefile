@@ -18,8 +18,7 @@ Q = @
 endif
 
 CFLAGS ?= -O2 -g
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -I$(BUILD) \
-	  -DTT_VERSION='"$(VERSION)"'
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -I$(BUILD)
 LDLIBS := -lbpf -lelf -lz -lpthread -lm
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf
 
@@ -72,6 +71,14 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/user/%.o: user/%.c $(wildcard user/*.h bpf/*.h) $(SKELS) | $(BUILD)/user
 	@echo "  CC       $@"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# what `tailtrace --version` prints, in a header rewritten only when the commit (or the
+# tree's dirtiness) changes: main.o follows the commit, and nothing else is rebuilt for it
+$(BUILD)/version.h: FORCE | $(BUILD)
+	$(Q)v='#define TT_VERSION "$(VERSION)"'; \
+	[ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" > $@
+$(BUILD)/user/main.o: $(BUILD)/version.h
+FORCE:
 
 $(BUILD)/libtt.a: $(LIB_OBJS)
 	@echo "  AR       $@"

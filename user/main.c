@@ -3,10 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
-
-#ifndef TT_VERSION
-#define TT_VERSION "0.1"
-#endif
+#include "version.h"	/* generated: $(BUILD)/version.h */
 
 /* Only implemented commands are listed here, and so in --help. */
 static const struct tt_cmd cmds[] = {
