@@ -319,7 +319,7 @@ struct place_slot {
 #define MEMO_KEY_WORDS 9
 
 struct place_memo {
-	__u64 w[MEMO_KEY_WORDS];	/* the request's place fields, as place_key_fill() hashes them */
+	__u64 w[MEMO_KEY_WORDS];	/* role and family, then the request's place_words() */
 	__u32 way[1u << MEMO_WAY_BITS]; /* (part << 8 | band) << MEMO_REF_BITS | ref; 0: empty */
 };
 
@@ -387,18 +387,34 @@ static inline __u64 key_word0(__u8 part, __u8 band, __u8 family, __u8 role, __u8
 	       (__u64)level << 32;
 }
 
+/* A key's place fields as the eight words hashed after key_word0(); the place memo
+ * compares the same words. */
+static inline void place_words(__u64 w[8], __u32 netns, __u32 ifindex, __u32 qdisc, __u32 tgid,
+			       __u32 tid, __u32 cpu, __u16 lport, __u16 rport, const __u64 ra[2],
+			       const __u64 cm[2])
+{
+	w[0] = netns | (__u64)ifindex << 32;
+	w[1] = qdisc | (__u64)tgid << 32;
+	w[2] = tid | (__u64)cpu << 32;
+	w[3] = lport | (__u64)rport << 16;
+	w[4] = ra[0];
+	w[5] = ra[1];
+	w[6] = cm[0];
+	w[7] = cm[1];
+}
+
 /* The hash of a stored key. place_key_fill() hashes the same words from the values it
  * stores (see there why not from the key); test_merge_equals_add_all fails if they drift. */
 static __u64 key_hash(const struct attr_place_key *k)
 {
-	__u64 ra[2], cm[2];
+	__u64 ra[2], cm[2], w[8];
 
 	memcpy(ra, k->raddr, sizeof(ra));
 	memcpy(cm, k->comm, sizeof(cm));
-	return hash_words(key_word0(k->part, k->band, k->family, k->role, k->level),
-			  k->netns | (__u64)k->ifindex << 32, k->qdisc_handle | (__u64)k->tgid << 32,
-			  k->tid | (__u64)k->cpu << 32, k->lport | (__u64)k->rport << 16, ra[0], ra[1],
-			  cm[0], cm[1]);
+	place_words(w, k->netns, k->ifindex, k->qdisc_handle, k->tgid, k->tid, k->cpu, k->lport,
+		    k->rport, ra, cm);
+	return hash_words(key_word0(k->part, k->band, k->family, k->role, k->level), w[0], w[1],
+			  w[2], w[3], w[4], w[5], w[6], w[7]);
 }
 
 /* 16 bytes as two words (memcmp is a call, and reads them in other widths) */
@@ -547,7 +563,7 @@ static __u64 place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 ba
 	__u32 qdisc = dev ? ev->qdisc_handle : 0, tgid = proc ? ev->tgid : 0;
 	__u32 tid = set & PLACE_TID ? ev->tid : 0, cpu = set & PLACE_CPU ? ev->cpu : 0;
 	__u16 lport = flow ? ev->lport : 0, rport = flow ? ev->rport : 0;
-	__u64 ra[2] = { 0, 0 }, cm[2] = { 0, 0 };
+	__u64 ra[2] = { 0, 0 }, cm[2] = { 0, 0 }, w[8];
 
 	if (flow && !(set & PLACE_FLOW)) /* keep the service port only */
 		*(role == ROLE_CLIENT ? &lport : &rport) = 0;
@@ -573,10 +589,9 @@ static __u64 place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 ba
 	k->rport = rport;
 	memcpy(k->raddr, ra, sizeof(ra));
 	memcpy(k->comm, cm, sizeof(cm));
-	return hash_words(key_word0((__u8)p, (__u8)band, family, role, 0),
-			  netns | (__u64)ifindex << 32, qdisc | (__u64)tgid << 32,
-			  tid | (__u64)cpu << 32, lport | (__u64)rport << 16, ra[0], ra[1], cm[0],
-			  cm[1]);
+	place_words(w, netns, ifindex, qdisc, tgid, tid, cpu, lport, rport, ra, cm);
+	return hash_words(key_word0((__u8)p, (__u8)band, family, role, 0), w[0], w[1], w[2],
+			  w[3], w[4], w[5], w[6], w[7]);
 }
 
 /* The same place at the coarse level of its part (level = 1 marks it). */
@@ -621,14 +636,8 @@ static struct place_memo *memo_of(struct attr_agg *a, const struct req_event *ev
 	memcpy(cm, ev->comm, sizeof(cm));
 	cm[1] &= COMM_CUT_MASK;
 	w[0] = (ev->role == ROLE_CLIENT ? ROLE_CLIENT : ROLE_SERVER) | (__u64)ev->family << 8;
-	w[1] = ev->netns | (__u64)ev->ifindex << 32;
-	w[2] = ev->qdisc_handle | (__u64)ev->tgid << 32;
-	w[3] = ev->tid | (__u64)ev->cpu << 32;
-	w[4] = ev->lport | (__u64)ev->rport << 16;
-	w[5] = ra[0];
-	w[6] = ra[1];
-	w[7] = cm[0];
-	w[8] = cm[1];
+	place_words(&w[1], ev->netns, ev->ifindex, ev->qdisc_handle, ev->tgid, ev->tid, ev->cpu,
+		    ev->lport, ev->rport, ra, cm);
 	/* the socket and thread pick the entry; the fields decide whether it holds them */
 	m = &a->memo[((ev->sk_cookie ^ (__u64)ev->tid << 20 ^ ev->cpu) * 0x9e3779b97f4a7c15ULL) >>
 		     (64 - MEMO_CTX_BITS)];
