@@ -36,6 +36,8 @@ int collector__poll(struct collector *c, int timeout_ms);
 /* Bytes of request events waiting in the ring buffer, and its size; false if unknown.
  * Safe to call from another thread. */
 bool collector__backlog(const struct collector *c, __u64 *used, __u64 *size);
+/* The request rings' fds (readable once the BPF side wakes their reader); their count. */
+unsigned int collector__ring_fds(const struct collector *c, const int **fds);
 /* Moves everything measured since the last call into s (initialised by the caller):
  * histograms (CPUs merged, keys deleted from the kernel maps), counter deltas, drop
  * reasons, device names, evictions, the attribution aggregate and slow requests. */

@@ -57,6 +57,8 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 {
 	enum tt_stage miss[STAGE__MAX];
 	const char *why[STAGE__MAX];
+	unsigned int nfds;
+	const int *fds;
 	char err[512];
 	bool usage;
 	int r, n;
@@ -100,7 +102,8 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name, why[i]);
 	s->started = now_s();
 	/* from here on the work is ours, not the service's: it waits for idle CPU time */
-	s->prio = self_prio__start(ring_backlog, s->coll);
+	nfds = collector__ring_fds(s->coll, &fds);
+	s->prio = self_prio__start(ring_backlog, s->coll, fds, nfds);
 	return -1;
 }
 

@@ -8,7 +8,9 @@
 #include <cmocka.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include "self_prio.h"
 
@@ -85,6 +87,49 @@ static void test_holds_while_the_ring_is_not_drained(void **state)
 	assert_int_equal(s.boosts, 2);
 }
 
+static void test_looks_often_only_while_unsettled(void **state)
+{
+	struct self_prio_state s = { 0 };
+	struct self_prio_sample x = at(250, 0, 0), woke = { .now_ns = 300 * MS, .ring_woke = true };
+
+	(void)state;
+	assert_int_equal(self_prio_period_ns(&s), SELF_PRIO_QUIET_NS);
+	x.period_ns = SELF_PRIO_QUIET_NS;
+	assert_false(self_prio_next(&s, &x));
+	assert_int_equal(self_prio_period_ns(&s), SELF_PRIO_QUIET_NS);
+	/* the ring's wakeup alone boosts nothing (its reader was woken too): it makes the
+	 * watchdog look again soon */
+	assert_false(self_prio_next(&s, &woke));
+	assert_int_equal(self_prio_period_ns(&s), SELF_PRIO_BUSY_NS);
+	for (__u64 t = 350; t < 1300; t += 50) {
+		x = at(t, RING / 8, 0);
+		assert_false(self_prio_next(&s, &x));
+		assert_int_equal(self_prio_period_ns(&s), SELF_PRIO_BUSY_NS);
+	}
+	x = at(1300, 0, 0); /* a second calm since the wakeup */
+	assert_false(self_prio_next(&s, &x));
+	assert_int_equal(self_prio_period_ns(&s), SELF_PRIO_QUIET_NS);
+	/* a wait of a quarter of the period: not starved yet, but looked at more often */
+	x = at(1550, 0, 0);
+	x.period_ns = 250 * MS;
+	x.waited_ns = 63 * MS;
+	assert_false(self_prio_next(&s, &x));
+	assert_int_equal(self_prio_period_ns(&s), SELF_PRIO_BUSY_NS);
+	/* boosted: busy until a second after the boost ended */
+	x = at(1600, RING / 4, 0);
+	assert_true(self_prio_next(&s, &x));
+	x = at(2600, 0, 0);
+	assert_false(self_prio_next(&s, &x));
+	assert_int_equal(self_prio_period_ns(&s), SELF_PRIO_BUSY_NS);
+	x = at(3550, 0, 0);
+	assert_false(self_prio_next(&s, &x));
+	assert_int_equal(self_prio_period_ns(&s), SELF_PRIO_BUSY_NS);
+	x = at(3600, 0, 0);
+	assert_false(self_prio_next(&s, &x));
+	assert_int_equal(self_prio_period_ns(&s), SELF_PRIO_QUIET_NS);
+	assert_int_equal(s.boosts, 1);
+}
+
 static bool full_backlog(void *ctx, __u64 *used, __u64 *size)
 {
 	(void)ctx;
@@ -92,16 +137,33 @@ static bool full_backlog(void *ctx, __u64 *used, __u64 *size)
 	return true;
 }
 
+static bool counted_backlog(void *ctx, __u64 *used, __u64 *size)
+{
+	(*(int *)ctx)++;
+	*used = 0;
+	*size = RING;
+	return true;
+}
+
+static __u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+}
+
 /* Live: only where the thread can come back from SCHED_IDLE (root, CAP_SYS_NICE). */
 static void test_live_policy(void **state)
 {
 	struct self_prio *p;
-	int before = sched_getscheduler(0);
+	int before = sched_getscheduler(0), efd, looks = 0;
+	__u64 fastest = ~0ULL;
 
 	(void)state;
 	if (before != SCHED_OTHER || getpriority(PRIO_PROCESS, 0) != 0)
 		skip();
-	p = self_prio__start(NULL, NULL);
+	p = self_prio__start(NULL, NULL, NULL, 0);
 	if (!p) {
 		assert_int_not_equal(geteuid(), 0); /* root can always come back */
 		skip();
@@ -111,7 +173,7 @@ static void test_live_policy(void **state)
 	assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
 
 	/* a full ring: the watchdog restores the policy within a period or two */
-	p = self_prio__start(full_backlog, NULL);
+	p = self_prio__start(full_backlog, NULL, NULL, 0);
 	assert_non_null(p);
 	for (int i = 0; i < 100 && sched_getscheduler(0) == SCHED_IDLE; i++)
 		usleep(10000);
@@ -119,9 +181,41 @@ static void test_live_policy(void **state)
 	self_prio__stop(p);
 	assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
 
+	/* a ring's wakeup (an eventfd here) makes the watchdog look after a busy period
+	 * (50 ms), not a quiet one (250 ms); the fastest of three tries, as a vCPU can stall */
+	efd = eventfd(0, EFD_CLOEXEC);
+	assert_true(efd >= 0);
+	for (int t = 0; t < 3; t++) {
+		__u64 one = 1, t0;
+
+		p = self_prio__start(full_backlog, NULL, &efd, 1);
+		assert_non_null(p);
+		t0 = now_ms();
+		assert_int_equal(write(efd, &one, sizeof(one)), sizeof(one));
+		for (int i = 0; i < 1000 && sched_getscheduler(0) == SCHED_IDLE; i++)
+			usleep(1000);
+		if (now_ms() - t0 < fastest)
+			fastest = now_ms() - t0;
+		assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
+		self_prio__stop(p);
+		assert_int_equal(read(efd, &one, sizeof(one)), sizeof(one));
+	}
+	assert_in_range(fastest, 0, 200);
+
+	/* data left waiting in a ring (the eventfd stays readable) wakes the watchdog once,
+	 * not at every look: ~20 looks in the busy second after that wakeup, then one per
+	 * quiet period (a level-triggered wait gave ~50 looks in 2.5 s) */
+	p = self_prio__start(counted_backlog, &looks, &efd, 1);
+	assert_non_null(p);
+	assert_int_equal(write(efd, &(__u64){ 1 }, sizeof(__u64)), sizeof(__u64));
+	usleep(2500000);
+	self_prio__stop(p);
+	close(efd);
+	assert_in_range(looks, 15, 38);
+
 	/* a priority the user chose is left alone */
 	if (!setpriority(PRIO_PROCESS, 0, -1)) {
-		assert_null(self_prio__start(NULL, NULL));
+		assert_null(self_prio__start(NULL, NULL, NULL, 0));
 		assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
 		assert_int_equal(setpriority(PRIO_PROCESS, 0, 0), 0);
 	}
@@ -134,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_boosts_on_a_filling_ring),
 		cmocka_unit_test(test_boosts_when_starved),
 		cmocka_unit_test(test_holds_while_the_ring_is_not_drained),
+		cmocka_unit_test(test_looks_often_only_while_unsettled),
 		cmocka_unit_test(test_live_policy),
 	};
 
