@@ -595,20 +595,39 @@ int collector__poll(struct collector *c, int timeout_ms)
 	return (n > 0 ? n : 0) + (m > 0 ? m : 0);
 }
 
+/* Sums each entry of a per-CPU array of __u64 over the CPUs: one batched lookup for all
+ * entries (the drop reasons are 128, read every snapshot), one lookup an entry where the
+ * kernel has no batch for the map. */
 static int sum_percpu_array(int fd, __u32 n, __u64 *out, int ncpus)
 {
-	__u64 *vals = calloc((size_t)ncpus, sizeof(__u64));
+	__u64 *vals = calloc((size_t)n * (size_t)ncpus, sizeof(__u64));
+	__u32 *keys = calloc(n, sizeof(__u32)), count = n, next;
+	int r;
 
-	if (!vals)
+	if (!vals || !keys) {
+		free(vals);
+		free(keys);
 		return -ENOMEM;
-	for (__u32 i = 0; i < n; i++) {
-		out[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (int cpu = 0; cpu < ncpus; cpu++)
-			out[i] += vals[cpu];
+	}
+	memset(out, 0, n * sizeof(*out));
+	r = bpf_map_lookup_batch(fd, NULL, &next, keys, vals, &count, NULL);
+	if ((!r || r == -ENOENT) && count == n) {
+		for (__u32 i = 0; i < count; i++) {
+			if (keys[i] >= n)
+				continue;
+			for (int cpu = 0; cpu < ncpus; cpu++)
+				out[keys[i]] += vals[(size_t)i * ncpus + cpu];
+		}
+	} else {
+		for (__u32 i = 0; i < n; i++) {
+			if (bpf_map_lookup_elem(fd, &i, vals))
+				continue;
+			for (int cpu = 0; cpu < ncpus; cpu++)
+				out[i] += vals[cpu];
+		}
 	}
 	free(vals);
+	free(keys);
 	return 0;
 }
 
