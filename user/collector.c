@@ -170,13 +170,13 @@ static void req_rings_close(struct collector *c)
 	}
 }
 
-/* The fullest ring decides: each CPU's events wait in its own ring. */
 unsigned int collector__ring_fds(const struct collector *c, const int **fds)
 {
 	*fds = c->ring_fds;
 	return c->rings_made;
 }
 
+/* The fullest ring decides: each CPU's events wait in its own ring. */
 bool collector__backlog(const struct collector *c, __u64 *used, __u64 *size)
 {
 	__u64 most = 0;
