@@ -5,6 +5,9 @@
 #define TT_TAILTRACE_H
 
 #include "hist.h"
+#ifndef __VMLINUX_H__
+#include <stdbool.h>
+#endif
 
 /* Stage ids. The names ("tx.qdisc", ...) and classes are a stable contract kept in
  * user/stages.c and docs/stages.md; ids are internal and may be renumbered. */
@@ -146,6 +149,18 @@ struct req_event {
 	__u8 raddr[16];
 	char comm[16];
 };
+
+/* A request event's bytes in its ring: the record and the ring's 8-byte record header
+ * (BPF_RINGBUF_HDR_SZ), rounded up to 8. */
+#define REQ_RECORD_BYTES ((sizeof(struct req_event) + 8 + 7) / 8 * 8)
+
+/* A request ring's reader is woken by the event that takes the unread bytes past a
+ * multiple of `step` (a quarter of the ring), or exactly to it: a few wakeups per fill, not one per event
+ * once the ring is past its first quarter. step 0: never. */
+static __always_inline bool ring_wake_due(__u64 unread, __u64 len, __u64 step)
+{
+	return step && unread / step != (unread + len) / step;
+}
 
 /* Device names as seen by the hooks, so places survive devices that go away. */
 struct dev_key {
