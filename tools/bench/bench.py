@@ -642,6 +642,13 @@ def cmd_compare(args):
         within += ok
         L.append(f"| {label} | {fmt_spread(r)} | {fmt_spread(f)} | {ch * 100:+.0f} % | "
                  f"±{noise_of(label, kind) * 100:.0f} % | {'yes' if ok else '**no**'} |")
+    # the VMs of this project do not all run on one kind of host CPU: the ratios move
+    # with the CPU's costs (clock reads, return thunks), so say when the two runs differ
+    for key in ("cpu", "nproc"):
+        a, b = ref.get("machine", {}).get(key), fresh.get("machine", {}).get(key)
+        if a != b:
+            L.append(f"\nMachine differs: {key} '{b}' here, '{a}' in the documented run; "
+                     "the noise bands are for runs on one kind of machine.")
     for key in ("pairs", "seconds", "ol_pairs", "ol_seconds", "rpc_conc", "record_interval"):
         a, b = rs.get(key), fresh.get("settings", {}).get(key)
         if a != b:
