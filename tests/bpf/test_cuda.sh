@@ -39,7 +39,9 @@ run() { # outfile, tailtrace args...
 	local sp=$!
 	TAILTRACE_LIBCUDA=$lib "$TAILTRACE" hist --port $port -d 6 -j "$@" >"$out" 2>"$out.err" &
 	local tp=$!
-	sleep 2
+	# load and attach take seconds on a slow VM (3 s seen): a fixed sleep let the
+	# first requests go untraced
+	tt_wait_attached "$tp" || { kill $sp 2>/dev/null; wait $tp; return 1; }
 	client
 	wait $tp
 	local rc=$?

@@ -48,7 +48,9 @@ scenario() {
 		>"$d/rec.out" 2>"$d/rec.err" &
 	rp=$!
 	pids+=("$rp")
-	sleep 2
+	# attached before the first window: a fixed sleep let its first requests go
+	# untraced where loading takes longer (3 s seen on a slow VM)
+	tt_wait_attached "$rp" || { tt_fail "record did not start: $(tail -2 "$d/rec.err")"; exit 1; }
 	t0=$(now)
 	window "$d" 7001
 	t1=$(now)
