@@ -154,8 +154,8 @@ struct req_event {
  * (BPF_RINGBUF_HDR_SZ), rounded up to 8. */
 #define REQ_RECORD_BYTES ((sizeof(struct req_event) + 8 + 7) / 8 * 8)
 
-/* A request ring's reader is woken by the event that takes the unread bytes past a
- * multiple of `step` (a quarter of the ring), or exactly to it: a few wakeups per fill, not one per event
+/* A request ring's reader is woken by the event that takes the unread bytes to or past a
+ * multiple of `step` (a quarter of the ring): a few wakeups per fill, not one per event
  * once the ring is past its first quarter. step 0: never. */
 static __always_inline bool ring_wake_due(__u64 unread, __u64 len, __u64 step)
 {
