@@ -661,13 +661,29 @@ def cmd_compare(args):
     return 0
 
 
+def cmd_pick_ref(args):
+    """pick-ref FRESH_JSON REF_JSON...: prints the documented run made on the same kind of
+    CPU as this run (the project's VMs run on more than one), else the first given."""
+    fresh, refs = load_json(args[0]) or {}, args[1:]
+    if not refs:
+        return 1
+    cpu = fresh.get("machine", {}).get("cpu")
+    for r in refs:
+        if (load_json(r) or {}).get("machine", {}).get("cpu") == cpu:
+            print(r)
+            return 0
+    print(refs[0])
+    return 0
+
+
 def main():
     cmds = {"progs": cmd_progs, "usage": cmd_usage, "window": cmd_window,
             "summarize": cmd_summarize, "ab-window": cmd_ab_window,
-            "ab-summary": cmd_ab_summary, "compare": cmd_compare}
+            "ab-summary": cmd_ab_summary, "compare": cmd_compare,
+            "pick-ref": cmd_pick_ref}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
-        print("usage: bench.py progs|usage|window|summarize|ab-window|ab-summary|compare ...",
-              file=sys.stderr)
+        print("usage: bench.py progs|usage|window|summarize|ab-window|ab-summary|compare|"
+              "pick-ref ...", file=sys.stderr)
         return 2
     return cmds[sys.argv[1]](sys.argv[2:]) or 0
 
