@@ -64,6 +64,16 @@ static void test_drained_ring_wakes_again(void **state)
 	assert_int_equal(first, again);
 }
 
+/* Every power-of-two step and unread offset: the bit test agrees with the division. */
+static void test_bits_equal_division(void **state)
+{
+	(void)state;
+	for (__u64 step = 1; step <= RING; step <<= 1)
+		for (__u64 unread = 0; unread < 4 * step + 3 * REC; unread += 7)
+			assert_int_equal(ring_wake_due(unread, REC, step),
+					 unread / step != (unread + REC) / step);
+}
+
 static void test_no_step_never_wakes(void **state)
 {
 	unsigned int events;
@@ -79,6 +89,7 @@ int main(void)
 		cmocka_unit_test(test_once_per_quarter),
 		cmocka_unit_test(test_the_crossing_event_wakes),
 		cmocka_unit_test(test_drained_ring_wakes_again),
+		cmocka_unit_test(test_bits_equal_division),
 		cmocka_unit_test(test_no_step_never_wakes),
 	};
 
