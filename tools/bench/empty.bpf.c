@@ -1,40 +1,70 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Empty programs on every hook tailtrace attaches to: the baseline of the per-event cost
- * benchmark (tools/bench/run). Each does nothing, so its kernel-accounted run time is the
- * fixed price of running any BPF program on that hook. Names are tailtrace's with the
- * "tt_" prefix replaced by "e_", so the two line up by hook. */
+/* Baseline programs of the per-event cost benchmark (tools/bench/run), one on every hook
+ * tailtrace attaches to. Built as is, each does nothing ("e_" programs), so its
+ * kernel-accounted run time is the fixed price of running any BPF program on that hook.
+ * Built with -DTT_CLOCK ("c_" programs, clock.bpf.o), the hooks where tailtrace reads the
+ * clock for every event of traced traffic (the send and receive calls, the per-packet
+ * hooks, the TCP receive path, the switches and wakeups of the serving threads) read it
+ * once a run and keep it in a per-CPU slot: the least a timing tracer does there. One list
+ * for both, so they always cover the same hooks. Names are tailtrace's with "tt_"
+ * replaced, so the programs line up by hook. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
-#define EMPTY_TP(hook, name)                                                                \
+#ifdef TT_CLOCK
+#define PROG(name) c_##name
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} last_ns SEC(".maps");
+
+static __always_inline int keep_time(void)
+{
+	__u32 zero = 0;
+	__u64 *slot = bpf_map_lookup_elem(&last_ns, &zero);
+
+	if (slot)
+		*slot = bpf_ktime_get_ns();
+	return 0;
+}
+#else
+#define PROG(name) e_##name
+#define keep_time() 0
+#endif
+
+/* timed: the clock build reads the clock on this hook */
+#define BASELINE_TP(hook, name, timed)                                                      \
 	SEC("tp_btf/" #hook)                                                                \
-	int name(void *ctx)                                                                 \
+	int PROG(name)(void *ctx)                                                           \
 	{                                                                                   \
-		return 0;                                                                   \
+		return (timed) ? keep_time() : 0;                                           \
 	}
 
-EMPTY_TP(tcp_sendmsg_locked, e_tcp_sendmsg)
-EMPTY_TP(sock_send_length, e_sock_send_length)
-EMPTY_TP(net_dev_queue, e_net_dev_queue)
-EMPTY_TP(qdisc_enqueue, e_qdisc_enqueue)
-EMPTY_TP(qdisc_dequeue, e_qdisc_dequeue)
-EMPTY_TP(net_dev_start_xmit, e_net_dev_start_xmit)
-EMPTY_TP(net_dev_xmit, e_net_dev_xmit)
-EMPTY_TP(netif_receive_skb, e_netif_receive_skb)
-EMPTY_TP(tcp_probe, e_tcp_probe)
-EMPTY_TP(sk_data_ready, e_sk_data_ready)
-EMPTY_TP(sock_recv_length, e_sock_recv_length)
-EMPTY_TP(tcp_retransmit_skb, e_tcp_retransmit_skb)
-EMPTY_TP(kfree_skb, e_kfree_skb)
-EMPTY_TP(inet_sock_set_state, e_inet_sock_set_state)
-EMPTY_TP(sched_switch, e_sched_switch)
-EMPTY_TP(sched_wakeup, e_sched_wakeup)
-EMPTY_TP(sched_process_exit, e_sched_exit)
+BASELINE_TP(tcp_sendmsg_locked, tcp_sendmsg, 1)
+BASELINE_TP(sock_send_length, sock_send_length, 0)
+BASELINE_TP(net_dev_queue, net_dev_queue, 1)
+BASELINE_TP(qdisc_enqueue, qdisc_enqueue, 1)
+BASELINE_TP(qdisc_dequeue, qdisc_dequeue, 1)
+BASELINE_TP(net_dev_start_xmit, net_dev_start_xmit, 1)
+BASELINE_TP(net_dev_xmit, net_dev_xmit, 1)
+BASELINE_TP(netif_receive_skb, netif_receive_skb, 1)
+BASELINE_TP(tcp_probe, tcp_probe, 1)
+BASELINE_TP(sk_data_ready, sk_data_ready, 1)
+BASELINE_TP(sock_recv_length, sock_recv_length, 1)
+BASELINE_TP(tcp_retransmit_skb, tcp_retransmit_skb, 0)
+BASELINE_TP(kfree_skb, kfree_skb, 0)
+BASELINE_TP(inet_sock_set_state, inet_sock_set_state, 0)
+BASELINE_TP(sched_switch, sched_switch, 1)
+BASELINE_TP(sched_wakeup, sched_wakeup, 1)
+BASELINE_TP(sched_process_exit, sched_exit, 0)
 
 /* sockops runs once per callback of every socket in the cgroup, TX timestamping callbacks
  * included once tailtrace has enabled them on a socket */
 SEC("sockops")
-int e_sockops(struct bpf_sock_ops *skops)
+int PROG(sockops)(struct bpf_sock_ops *skops)
 {
 	return 1;
 }
