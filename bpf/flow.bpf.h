@@ -103,7 +103,8 @@ struct flow {
 	__u64 last_send_ns;
 	struct sched_mark mark;
 	__u8 mark_valid;
-	__u8 reserved[7];
+	__u8 sends_untimed;	/* this call's, for CNT_SENDS_UNTIMED (a store, not a branch) */
+	__u8 reserved[6];
 };
 
 struct {

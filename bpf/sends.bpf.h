@@ -134,7 +134,7 @@ static __always_inline void sends_xmit(struct flow *f, __u32 end, __u64 now)
  * stamp (the queueing one when no driver was seen: a qdisc dropped it after accepting it,
  * and a retransmission got through; its tx.sendq sample is taken here). A send
  * acknowledged without having been seen queued (its last byte left while the ring was
- * being corrected) gives no sample. */
+ * being corrected) gives no sample, and is counted in CNT_SENDS_UNTIMED. */
 static __always_inline void sends_acked(struct flow *f, __u32 ack_seq, __u64 now)
 {
 	for (int n = 0; n < SEND_SLOTS; n++) {
@@ -149,8 +149,15 @@ static __always_inline void sends_acked(struct flow *f, __u32 ack_seq, __u64 now
 				flow_sample(f, STAGE_TX_SENDQ, sent - e->start_ns);
 			flow_sample(f, STAGE_TX_ACK, now - sent);
 			req_stage(f, STAGE_TX_ACK, sent, now);
+		} else {
+			f->sends_untimed++;
 		}
 		f->send_acked++;
+	}
+	/* counted after the loop: a helper call inside it multiplies the verifier's states */
+	if (f->sends_untimed) {
+		cnt_add(CNT_SENDS_UNTIMED, f->sends_untimed);
+		f->sends_untimed = 0;
 	}
 	if ((__s32)(f->send_queued - f->send_acked) < 0)
 		f->send_queued = f->send_acked;

@@ -94,6 +94,7 @@ enum tt_counter {
 	CNT_SCHED_UPDATE_FAIL,	/* per-thread state could not be stored */
 	CNT_THREAD_INSERTS,	/* threads tracked (evicted = inserts - deletes - live) */
 	CNT_THREAD_DELETES,	/* ... forgotten at thread exit */
+	CNT_SENDS_UNTIMED,	/* sends acknowledged with no tx.sendq/tx.ack sample */
 	CNT__MAX,
 };
 

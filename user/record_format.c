@@ -40,6 +40,7 @@ static const char *const counter_names[] = {
 	[CNT_SCHED_UPDATE_FAIL] = "sched_update_fail",
 	[CNT_THREAD_INSERTS] = "thread_inserts",
 	[CNT_THREAD_DELETES] = "thread_deletes",
+	[CNT_SENDS_UNTIMED] = "sends_untimed",
 };
 /* A new counter must get a stable name here before it can be recorded; the size check
  * catches one added at the end, test_record_format catches a gap in the middle. */

@@ -207,6 +207,7 @@ void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
 					 s->counters[CNT_PKT_UPDATE_FAIL] +
 					 s->counters[CNT_SCHED_UPDATE_FAIL]);
 	jw_uint(w, "slow_requests_cut", s->slow_cut);
+	jw_uint(w, "sends_untimed", s->counters[CNT_SENDS_UNTIMED]);
 	jw_object_end(w);
 }
 
@@ -354,14 +355,15 @@ void stage_report_counters_text(const struct snapshot *s, FILE *f)
 	if (any)
 		fputc('\n', f);
 	fprintf(f, "tailtrace losses: evicted %llu  lost events %llu  unmatched stamps %llu  "
-		   "failed updates %llu  slow requests cut %llu\n",
+		   "failed updates %llu  slow requests cut %llu  untimed sends %llu\n",
 		(unsigned long long)s->hist_evicted, (unsigned long long)s->events_lost,
 		(unsigned long long)s->pkt_unmatched,
 		(unsigned long long)(s->counters[CNT_HIST_UPDATE_FAIL] +
 				     s->counters[CNT_FLOW_UPDATE_FAIL] +
 				     s->counters[CNT_PKT_UPDATE_FAIL] +
 				     s->counters[CNT_SCHED_UPDATE_FAIL]),
-		(unsigned long long)s->slow_cut);
+		(unsigned long long)s->slow_cut,
+		(unsigned long long)s->counters[CNT_SENDS_UNTIMED]);
 }
 
 void stage_report_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f)
