@@ -152,6 +152,11 @@ pulse_bulk() { # dir addr
 	done
 }
 
+steal_ticks() { awk '$1 == "cpu" { print $9; exit }' /proc/stat; }
+# A fault-free run whose own requests have a tail is run again, this many times at most;
+# after that "none" is not the truth, and what is judged is that tailtrace saw that tail
+export JUDGE_MAX_RERUNS=${JUDGE_MAX_RERUNS:-3}
+
 # run_case SCENARIO MODE FAMILY RUN
 run_case() {
 	local s=$1 m=$2 fam=$3 run=$4 plan fault sopts copts nreq conns expect
@@ -209,11 +214,15 @@ run_case() {
 	# cpuhog: the hogs are on the server's CPU only, so the client stays off it
 	local cpin=""
 	[ "$s" = cpuhog ] && [ "$SRV_CPU" -gt 0 ] && cpin="taskset -c 0-$((SRV_CPU - 1))"
+	# the hypervisor's steal over the traffic (USER_HZ ticks, all CPUs): evidence of why a
+	# fault-free run was not quiet
+	local steal0; steal0=$(steal_ticks)
 	# shellcheck disable=SC2086
 	ip netns exec "$TB_NS_CLI" $cpin "$LG" client --connect "$addr" --port $PORT --name tt-client \
 		--conns "$conns" --concurrency "$conns" --requests "$nreq" --duration 60 \
 		$(cli_traffic "$m") $copts --json "$d/client.json" --samples "$d/client.txt" \
 		>/dev/null 2>"$d/client.log"
+	echo $(( ($(steal_ticks) - steal0) * 1000 / $(getconf CLK_TCK) )) >"$d/steal_ms"
 	[ -n "$slowp" ] && wait "$slowp"
 	if [ -n "$pulsep" ]; then kill "$pulsep" 2>/dev/null; wait "$pulsep" 2>/dev/null; fi
 	[ "$s" = congestion ] && { kill "$bulksrv" 2>/dev/null; wait "$bulksrv" 2>/dev/null; }
@@ -325,7 +334,18 @@ try:
         tm, mm = sum(tail) / len(tail), sum(med) / len(med)
         res["lg_tail_us"], res["lg_median_us"] = tm, mm
         res["disturbed"] = tm - mm >= 2000 and tm >= 1.5 * mm
+        # the same two figures from tailtrace's client view (its p99 tail and median band)
+        ct, cm = cv.get("tail") or {}, cv.get("median") or {}
+        res["tt_tail_us"], res["tt_median_us"] = ct.get("mean_us"), cm.get("mean_us")
+        res["tail_seen_ok"] = within(res["tt_tail_us"], tm, 0.20) and \
+            within(res["tt_median_us"], mm, 0.10)
     res["disturbed_reruns"] = int(os.environ.get("JUDGE_RERUNS", "0"))
+    res["steal_ms"] = int(open(os.path.join(d, "steal_ms")).read())
+    if res.get("disturbed") and res["disturbed_reruns"] >= int(os.environ["JUDGE_MAX_RERUNS"]):
+        # every run had a tail the load generator timed itself: the verdict is not judged
+        # against "none", the tail tailtrace saw is judged against the loadgen's
+        res["not_quiet"] = True
+        res["class_ok"] = res["ok"] = res["tail_seen_ok"]
     if int(trc) != 0:
         res["error"] = f"tailtrace exited {trc}"
 except Exception as e:  # a broken run is a miss, never a skip
@@ -333,18 +353,18 @@ except Exception as e:  # a broken run is a miss, never a skip
 print(json.dumps(res))
 PY
 	local last; last=$(tail -n 1 "$results")
-	# a baseline the machine disturbed is run again (twice at most): its own requests, as
+	# a baseline the machine disturbed is run again (JUDGE_MAX_RERUNS times at most): its own requests, as
 	# the load generator timed them, have a tail
-	if [ "$JUDGE_RERUNS" -lt 2 ] && python3 -c 'import json, sys
+	if [ "$JUDGE_RERUNS" -lt "$JUDGE_MAX_RERUNS" ] && python3 -c 'import json, sys
 sys.exit(0 if json.loads(sys.argv[1]).get("disturbed") else 1)' "$last"; then
 		sed -i '$d' "$results"
 		python3 - "$last" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
-print("# %s %s IPv%s run %s: the load generator itself saw a tail (%.0f us vs median %.0f us;"
-      " tailtrace said %s/%s): the machine was not quiet, run again"
+print("# %s %s IPv%s run %s: the load generator itself saw a tail (%.0f us vs median %.0f us,"
+      " steal %d ms; tailtrace said %s/%s): the machine was not quiet, run again"
       % (r["scenario"], r["mode"], r["family"], r["run"], r["lg_tail_us"], r["lg_median_us"],
-         r.get("verdict"), r.get("stage")))
+         r["steal_ms"], r.get("verdict"), r.get("stage")))
 PY
 		JUDGE_RERUNS=$((JUDGE_RERUNS + 1))
 		RUN_AGAIN=1
@@ -359,7 +379,15 @@ def line(ok, what):
     print(("ok" if ok else "not ok") + " - " + name + ": " + what)
 if r.get("error") and "verdict" not in r:
     line(False, "run failed: " + r["error"]); sys.exit()
-line(r["class_ok"], f"verdict {r['verdict']} (expected {r['expect'].split('/')[0]}; {r['rule']})")
+if r.get("not_quiet"):
+    runs = r["disturbed_reruns"] + 1
+    line(r["class_ok"], f"the machine was not quiet in {runs} run{'s' if runs > 1 else ''} (the "
+         f"loadgen's own tail mean {r['lg_tail_us']:.0f} us vs median {r['lg_median_us']:.0f} us, "
+         f"steal {r['steal_ms']} ms): 'none' is not the truth, so tailtrace's client view must "
+         f"see that tail: tail mean {r['tt_tail_us'] or 0:.0f} us (within 20%), median "
+         f"{r['tt_median_us'] or 0:.0f} us (within 10%); verdict {r['verdict']}/{r['stage']}")
+else:
+    line(r["class_ok"], f"verdict {r['verdict']} (expected {r['expect'].split('/')[0]}; {r['rule']})")
 if "/" in r["expect"]:
     line(r["stage_ok"] and r["where_ok"],
          f"stage {r['stage']} at {r['where']} on the {r['role']} side (expected {r['expect']})")
@@ -421,6 +449,8 @@ for (s, m, f), rs in groups.items():
     seen = {}
     for r in rs:
         k = f"{r.get('verdict')}/{r.get('stage')}" + ("" if r.get("role") in (None, "server") else "@client")
+        if r.get("not_quiet"):
+            k += " (machine not quiet)"
         seen[k] = seen.get(k, 0) + 1
     row = {"scenario": s, "mode": m, "family": f, "runs": n, "expect": rs[0]["expect"]}
     for k in ("class_ok", "ok", "count_ok", "lat_ok", "ttft_ok"):
