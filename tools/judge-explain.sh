@@ -33,6 +33,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 SCENARIOS="baseline slowcompute cpuhog congestion loss slowread"
+[[ "${JUDGE_MAX_RERUNS:-3}" =~ ^[0-9]+$ ]] ||
+	{ echo "judge-explain: JUDGE_MAX_RERUNS must be a count, not '$JUDGE_MAX_RERUNS'" >&2; exit 2; }
 [ -n "$cases" ] || cases='*:*:*'
 
 [ "$(id -u)" -eq 0 ] || { echo "judge-explain: needs root (BPF, namespaces)" >&2; exit 1; }
@@ -353,8 +355,8 @@ except Exception as e:  # a broken run is a miss, never a skip
 print(json.dumps(res))
 PY
 	local last; last=$(tail -n 1 "$results")
-	# a baseline the machine disturbed is run again (JUDGE_MAX_RERUNS times at most): its own requests, as
-	# the load generator timed them, have a tail
+	# a baseline the machine disturbed is run again (JUDGE_MAX_RERUNS times at most): its
+	# own requests, as the load generator timed them, have a tail
 	if [ "$JUDGE_RERUNS" -lt "$JUDGE_MAX_RERUNS" ] && python3 -c 'import json, sys
 sys.exit(0 if json.loads(sys.argv[1]).get("disturbed") else 1)' "$last"; then
 		sed -i '$d' "$results"
