@@ -25,9 +25,11 @@ BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-# every userspace module except main.c goes into a library: unit tests link against it
-# and the linker takes only the modules a test needs
-LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# user/ has one folder per pipeline step (docs/design.md): lib, core, collect, attr,
+# record, export, rdma, cmd. Every module except cmd/main.c goes into a library: unit
+# tests link against it and the linker takes only the modules a test needs
+USER_HDRS := $(wildcard user/*/*.h)
+LIB_SRCS := $(filter-out user/cmd/main.c,$(wildcard user/*/*.c))
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
@@ -51,7 +53,7 @@ all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 deps:
 	$(Q)tools/deps.sh
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests/unit $(BUILD)/tests/bpf:
+$(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/bpf:
 	$(Q)mkdir -p $@
 
 # vmlinux.h comes from the running kernel's BTF: CO-RE relocates field offsets at load
@@ -68,23 +70,23 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	@echo "  SKEL     $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(BUILD)/user/%.o: user/%.c $(wildcard user/*.h bpf/*.h) $(SKELS) | $(BUILD)/user
+$(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(wildcard bpf/*.h) $(SKELS)
 	@echo "  CC       $@"
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -c $< -o $@
 
 # what `tailtrace --version` prints, in a header rewritten only when the commit (or the
 # tree's dirtiness) changes: main.o follows the commit, and nothing else is rebuilt for it
 $(BUILD)/version.h: FORCE | $(BUILD)
 	$(Q)v='#define TT_VERSION "$(VERSION)"'; \
 	[ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" > $@
-$(BUILD)/user/main.o: $(BUILD)/version.h
+$(BUILD)/user/cmd/main.o: $(BUILD)/version.h
 FORCE:
 
 $(BUILD)/libtt.a: $(LIB_OBJS)
 	@echo "  AR       $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tailtrace: $(BUILD)/user/main.o $(BUILD)/libtt.a
+$(BUILD)/tailtrace: $(BUILD)/user/cmd/main.o $(BUILD)/libtt.a
 	@echo "  LINK     $@"
 	$(Q)$(CC) $(CFLAGS) -rdynamic $^ $(LDLIBS) -o $@
 
@@ -132,7 +134,7 @@ install: $(BUILD)/tailtrace
 	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(prefix)/sbin/tailtrace
 
 format:
-	clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/unit/*.c
+	clang-format -i bpf/*.c bpf/*.h user/*/*.c user/*/*.h tests/unit/*.c
 
 clean:
 	rm -rf $(BUILD)

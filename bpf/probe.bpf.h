@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Hook kinds `tailtrace probe` tries, shared by probe.bpf.c and user/probe.c. */
+/* Hook kinds `tailtrace probe` tries, shared by probe.bpf.c and user/collect/kernel_caps.c. */
 #ifndef TT_PROBE_H
 #define TT_PROBE_H
 

@@ -6,7 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "tailtrace.h"
-#include "rdma.h"
+#include "rdma_types.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -10,7 +10,7 @@
 #endif
 
 /* Stage ids. The names ("tx.qdisc", ...) and classes are a stable contract kept in
- * user/stages.c and docs/stages.md; ids are internal and may be renumbered. */
+ * user/core/stages.c and docs/stages.md; ids are internal and may be renumbered. */
 enum tt_stage {
 	STAGE_TX_SENDQ,		/* app send -> data leaves TCP for IP/qdisc */
 	STAGE_TX_QDISC,		/* qdisc enqueue -> dequeue */

@@ -10,13 +10,13 @@ build=${TT_BUILD:-$root/build}/fuzz
 secs=${FUZZ_SECONDS:-60}
 mkdir -p "$build/corpus" "$build/artifacts" "$root/tests/fuzz/corpus-regress"
 cd "$root"
-src="user/record_format.c user/snapshot.c user/histogram.c user/stages.c user/attribution.c
-     user/log.c user/json.c"
+src="user/record/record_format.c user/core/snapshot.c user/core/histogram.c user/core/stages.c
+     user/attr/attribution.c user/lib/log.c user/lib/json.c"
 flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -fsanitize=fuzzer,address,undefined"
 clang $flags tests/fuzz/fuzz_segment.c $src -lbpf -lz -lm -o "$build/fuzz_segment"
 # seeds: a real multi-frame segment (mode byte 0 = whole segment) and its parts
 clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser tests/ns/exports_fixture.c \
-	$src user/record.c -lbpf -lz -lm -o "$build/fixture"
+	$src user/record/recorder.c -lbpf -lz -lm -o "$build/fixture"
 rm -rf "$build/rec"
 "$build/fixture" "$build/rec" >/dev/null
 for f in "$build"/rec/*.ttrec; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Builds every tests/unit/test_*.c with AddressSanitizer + UndefinedBehaviorSanitizer
-# against sanitized objects of user/*.c (main.c aside) in $TT_BUILD/asan, runs each, and
+# against sanitized objects of user/*/*.c (cmd/main.c aside) in $TT_BUILD/asan, runs each, and
 # prints TAP: "ok N - asan test_X" / "not ok N - ...". A module or test that does not
 # compile, link or pass is "not ok", never skipped: new test files are picked up by name.
 #
@@ -39,14 +39,14 @@ done
 
 # Skeleton headers some modules include: made by the main Makefile when missing (needs
 # clang and bpftool); if that fails, those modules fail to compile below and say so.
-for skel in $(grep -ho '"[a-z_0-9]*\.skel\.h"' user/*.c | tr -d '"' | sort -u); do
+for skel in $(grep -ho '"[a-z_0-9]*\.skel\.h"' user/*/*.c | tr -d '"' | sort -u); do
 	[ -f "$build/$skel" ] || make -s BUILD="$build" "$build/$skel" >"$out/$skel.log" 2>&1
 done
 
 # newest header: an object or test older than it is rebuilt
-newest=$(ls -t user/*.h bpf/*.h "$build"/*.skel.h 2>/dev/null | head -1)
+newest=$(ls -t user/*/*.h bpf/*.h "$build"/*.skel.h 2>/dev/null | head -1)
 
-compile_module() { # user/x.c
+compile_module() { # user/dir/x.c
 	local src=$1 obj
 	obj=$out/user/$(basename "${1%.c}").o
 	if [ -f "$obj" ] && [ "$obj" -nt "$src" ] && { [ -z "$newest" ] || [ "$obj" -nt "$newest" ]; }; then
@@ -80,8 +80,8 @@ export -f compile_module build_test run_test
 export cc cflags ldlibs out newest
 
 modules=()
-for m in user/*.c; do
-	[ "$m" = user/main.c ] || modules+=("$m")
+for m in user/*/*.c; do
+	[ "$m" = user/cmd/main.c ] || modules+=("$m")
 done
 if [ $# -gt 0 ]; then
 	tests=()
@@ -132,7 +132,7 @@ for t in "${tests[@]}"; do
 		echo "not ok $n - asan $name (no $t)"
 		fails=$((fails + 1))
 	elif [ ! -x "$bin" ]; then
-		echo "not ok $n - asan $name (does not compile or link with user/*.c)"
+		echo "not ok $n - asan $name (does not compile or link with user/*/*.c)"
 		show_tail "$bin.build.log" 20
 		fails=$((fails + 1))
 	else

@@ -5,7 +5,7 @@
  * reaching. */
 #include <stddef.h>
 #include <stdint.h>
-#include "record_format.h"
+#include "record/record_format.h"
 
 static int sink(const struct snapshot *s, void *ctx)
 {

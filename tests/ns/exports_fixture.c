@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "attribution.h"
-#include "histogram.h"
-#include "record_format.h"
+#include "attr/attribution.h"
+#include "core/histogram.h"
+#include "record/record_format.h"
 
 #define T0_NS 1714564800000000000ULL	/* 2024-05-01T12:00:00Z */
 #define INTERVAL_NS 10000000000ULL

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include "attribution.h"
-#include "json.h"
-#include "snapshot.h"
+#include "attr/attribution.h"
+#include "lib/json.h"
+#include "core/snapshot.h"
 
 #define US 1000ULL
 #define MS 1000000ULL

@@ -16,10 +16,10 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <zlib.h>
-#include "attribution.h"
-#include "exports.h"
-#include "histogram.h"
-#include "stages.h"
+#include "attr/attribution.h"
+#include "export/exports.h"
+#include "core/histogram.h"
+#include "core/stages.h"
 
 /* report.c's command entry needs main.c's help printer; this test only uses renderers */
 void cmd_print_help(const char *name);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the shared slot math (bpf/hist.h) and of user/histogram.c: bucket bounds
+/* Unit tests of the shared slot math (bpf/hist.h) and of user/core/histogram.c: bucket bounds
  * over every magnitude, and quantiles checked against exact nearest-rank values of the
  * sorted samples, for the distributions tail latency actually has. */
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "histogram.h"
+#include "core/histogram.h"
 
 #define US 1000ULL
 #define MS 1000000ULL

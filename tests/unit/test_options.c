@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "options.h"
-#include "stages.h"
+#include "cmd/options.h"
+#include "core/stages.h"
 
 #define MAXARGS 80
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of user/rdma_counters.c on fabricated sysfs/ethtool trees (no root, no RDMA
+/* Unit tests of user/rdma/rdma_counters.c on fabricated sysfs/ethtool trees (no root, no RDMA
  * hardware): reading, garbage and missing files, window deltas and the
  * congestion-vs-transport call. */
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "rdma_counters.h"
+#include "rdma/rdma_counters.h"
 
 static char root[PATH_MAX];
 static char msg[256];

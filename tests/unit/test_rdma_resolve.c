@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of user/rdma_resolve.c: spec parsing, and ELF/maps lookups checked against
+/* Unit tests of user/rdma/rdma_resolve.c: spec parsing, and ELF/maps lookups checked against
  * what the dynamic loader itself says (this binary's functions, dlvsym on the stand-in
  * provider), not against the code's own output. */
 #include <dlfcn.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "rdma_resolve.h"
+#include "rdma/rdma_resolve.h"
 
 static char err[256];
 

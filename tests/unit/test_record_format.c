@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "attribution.h"
-#include "histogram.h"
-#include "record_format.h"
-#include "stages.h"
+#include "attr/attribution.h"
+#include "core/histogram.h"
+#include "record/record_format.h"
+#include "core/stages.h"
 
 static void fill_event(struct req_event *e, unsigned seed)
 {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
-#include "self_prio.h"
+#include "collect/self_prio.h"
 
 #define MS 1000000ULL
 #define RING (4ULL << 20)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the flight recorder's choice of slow requests (user/slow_keep.c): the
+/* Unit tests of the flight recorder's choice of slow requests (user/attr/slow_keep.c): the
  * slowest at or above the recent p99, a bounded number per interval, counted when cut. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
-#include "slow_keep.h"
+#include "attr/slow_keep.h"
 
 #define MS 1000000ULL
 

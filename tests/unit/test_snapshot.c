@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include "attribution.h"
-#include "histogram.h"
-#include "snapshot.h"
+#include "attr/attribution.h"
+#include "core/histogram.h"
+#include "core/snapshot.h"
 
 #define MS 1000000ULL
 

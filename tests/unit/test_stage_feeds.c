@@ -9,8 +9,8 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
-#include "kernel_caps.h"
-#include "stages.h"
+#include "collect/kernel_caps.h"
+#include "core/stages.h"
 
 /* The tracepoints kernel_caps_probe() looks for: a stage needing one outside this list
  * could never be available on any kernel, which the all-available test would show. */

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include "histogram.h"
-#include "stage_report.h"
-#include "stages.h"
+#include "core/histogram.h"
+#include "cmd/stage_report.h"
+#include "core/stages.h"
 
 #include "json_reader.h"
 }

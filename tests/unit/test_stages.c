@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "stages.h"
+#include "core/stages.h"
 
 static const char *const groups[] = { "tx", "rx", "tcp", "sched", "gpu", "req", "rdma" };
 

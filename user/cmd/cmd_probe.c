@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `tailtrace probe`: what this kernel allows and which hook feeds each stage. */
+#include <stdio.h>
+#include <string.h>
+#include "cmd/commands.h"
+#include "lib/json.h"
+#include "collect/kernel_caps.h"
+#include "lib/log.h"
+#include "cmd/options.h"
+#include "collect/privs.h"
+#include "rdma/rdma_tracer.h"
+#include "core/stages.h"
+
+static const char *const tstamp_names[PT__MAX] = { "SENDMSG", "SCHED", "SND_SW", "SND_HW",
+						    "ACK" };
+
+static void print_json(const struct kernel_caps *c, const struct rdma_support *rs)
+{
+	struct json_writer w;
+	struct stage_feed feed;
+
+	jw_init(&w, stdout, true);
+	jw_object_begin(&w, NULL);
+	jw_string(&w, "kernel", c->release);
+	jw_bool(&w, "btf", c->btf);
+	jw_bool(&w, "tracefs", c->tracefs);
+	jw_bool(&w, "tracefs_mounted_by_tailtrace", c->tracefs_mounted_by_us);
+	jw_object_begin(&w, "hooks");
+	for (int k = 0; k < PK__MAX; k++) {
+		jw_object_begin(&w, probe_kind_name(k));
+		jw_bool(&w, "available", c->kinds[k].available);
+		if (c->kinds[k].available)
+			jw_null(&w, "errno");
+		else
+			jw_int(&w, "errno", c->kinds[k].err);
+		jw_string(&w, "detail", c->kinds[k].detail);
+		jw_object_end(&w);
+	}
+	jw_object_end(&w);
+	jw_object_begin(&w, "tx_timestamping_callbacks");
+	for (int i = 0; i < PT__MAX; i++)
+		jw_bool(&w, tstamp_names[i], c->tstamp_cb[i]);
+	jw_object_end(&w);
+	jw_array_begin(&w, "tracepoints");
+	for (int i = 0; i < c->ntps; i++) {
+		jw_object_begin(&w, NULL);
+		jw_string(&w, "name", c->tps[i].name);
+		jw_bool(&w, "tp_btf", c->tps[i].btf);
+		jw_bool(&w, "tracefs", c->tps[i].tracefs);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_array_begin(&w, "stages");
+	for (int s = 0; s < STAGE__MAX; s++) {
+		stage_feed_of(c, s, &feed);
+		jw_object_begin(&w, NULL);
+		jw_string(&w, "stage", stage_info(s)->name);
+		jw_string(&w, "class", class_name(stage_info(s)->class));
+		jw_bool(&w, "available", feed.available);
+		jw_string(&w, "hook", feed.hook);
+		if (feed.available)
+			jw_null(&w, "reason");
+		else
+			jw_string(&w, "reason", feed.why);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	rdma_support__json(rs, &w); /* the "rdma" object */
+	jw_object_end(&w);
+	jw_finish(&w);
+}
+
+static void print_text(const struct kernel_caps *c, const struct rdma_support *rs)
+{
+	struct stage_feed feed;
+
+	printf("kernel      %s\n", c->release);
+	printf("BTF         %s\n", c->btf ? "yes (/sys/kernel/btf/vmlinux)" : "NO");
+	printf("tracefs     %s\n", c->tracefs ? (c->tracefs_mounted_by_us ? "yes (mounted now)"
+								 : "yes")
+					     : "no (mount -t tracefs nodev /sys/kernel/tracing)");
+	printf("\nhook kinds (loaded, attached and fired here):\n");
+	for (int k = 0; k < PK__MAX; k++)
+		printf("  %-24s %-4s %s\n", probe_kind_name(k), c->kinds[k].available ? "yes" : "no",
+		       c->kinds[k].detail);
+	printf("\ntracepoints:\n");
+	for (int i = 0; i < c->ntps; i++)
+		printf("  %-28s tp_btf %-3s tracefs %s\n", c->tps[i].name, c->tps[i].btf ? "yes" : "no",
+		       c->tps[i].tracefs ? "yes" : "no");
+	printf("\nstages:\n");
+	for (int s = 0; s < STAGE__MAX; s++) {
+		stage_feed_of(c, s, &feed);
+		printf("  %-14s %-10s %-4s %s%s%s\n", stage_info(s)->name,
+		       class_name(stage_info(s)->class), feed.available ? "yes" : "no", feed.hook,
+		       feed.available ? "" : " -- ", feed.available ? "" : feed.why);
+	}
+	printf("\n");
+	rdma_support__print(rs, stdout);
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	struct kernel_caps caps;
+	struct rdma_support rs;
+	struct tt_opts o;
+	char err[256];
+	int r;
+
+	r = opts_parse(&o, argc, argv, OPT_JSON, err, sizeof(err));
+	if (r == 1) {
+		cmd_print_help("probe");
+		return 0;
+	}
+	log_setup(o.json, o.verbose);
+	if (r < 0) {
+		tt_error("%s", err);
+		return 2;
+	}
+	if (o.nargs) {
+		tt_error("unexpected argument '%s'", o.args[0]);
+		return 2;
+	}
+	if (!privs_require())
+		return 1;
+	kernel_caps_probe(&caps);
+	rdma_support_probe(NULL, &rs);
+	if (o.json)
+		print_json(&caps, &rs);
+	else
+		print_text(&caps, &rs);
+	return 0;
+}

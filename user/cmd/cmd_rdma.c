@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `tailtrace rdma`: RDMA verbs work-request latency per QP/peer/opcode, completion-event
+ * wake-ups, error completions, fabric counter deltas and the congestion-vs-transport
+ * call, per interval and for the whole run. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include "cmd/commands.h"
+#include "core/histogram.h"
+#include "lib/json.h"
+#include "cmd/stage_report.h"
+#include "lib/log.h"
+#include "cmd/options.h"
+#include "rdma/rdma_tracer.h"
+#include "rdma/rdma_counters.h"
+#include "rdma/rdma_resolve.h"
+#include "core/stages.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct rdma_cmd {
+	struct tt_opts o;
+	struct rdma_tracer *t;
+	struct rdma_read rd;
+	const char *root; /* counters root, NULL = live */
+	bool have_counters;
+	struct rdma_counter_set first, prev;
+	struct rdma_call_state *call_state;
+	struct rdma_call_state *total_state;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void text_summary(const struct hist *h)
+{
+	struct hist_summary s;
+	char b[6][16];
+
+	hist_summarize(h, &s);
+	format_ns(b[0], 16, s.mean_ns);
+	format_ns(b[1], 16, (double)s.p50_ns);
+	format_ns(b[2], 16, (double)s.p90_ns);
+	format_ns(b[3], 16, (double)s.p99_ns);
+	format_ns(b[4], 16, (double)s.p999_ns);
+	format_ns(b[5], 16, (double)s.max_ns);
+	printf("%8llu %9s %9s %9s %9s %9s %9s\n", (unsigned long long)s.count, b[0], b[1], b[2],
+	       b[3], b[4], b[5]);
+}
+
+static void gid_str(const __u8 *g, char *b, size_t n)
+{
+	snprintf(b, n, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+		 g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12],
+		 g[13], g[14], g[15]);
+}
+
+/* Everything one report (an interval or the whole run) shows. */
+struct view {
+	const char *type; /* "interval" or "total" */
+	double seconds;
+	bool total; /* use rows' totals and run-long counters */
+	const __u64 *cnt;
+	struct rdma_counter_delta *deltas;
+	size_t ndeltas;
+	bool counters;
+	struct rdma_window_call call;
+	const struct rdma_counter_set *cset; /* warnings */
+	double p99_ratio;		     /* window p99 / p99 before it, 0 if unknown */
+};
+
+static const struct hist *row_hist(const struct rdma_row *r, bool total)
+{
+	return total ? &r->total : &r->win;
+}
+
+static void print_text(struct rdma_cmd *c, const struct view *v)
+{
+	const struct rdma_read *rd = &c->rd;
+	struct hist all;
+	size_t ntg;
+	bool any = false;
+
+	rdma_tracer__targets(c->t, &ntg);
+
+	memset(&all, 0, sizeof(all));
+	printf("\n== rdma %s: %.1f s, poll side traced %.0f%% of the time\n", v->type, v->seconds,
+	       rdma_tracer__poll_duty(c->t) * 100);
+	if (!ntg)
+		printf("  (no data-path function attached yet: waiting for a verbs context)\n");
+	printf("  %-13s %7s %8s %8s %-14s %8s %9s %9s %9s %9s %9s %9s\n", "stage", "pid", "qp",
+	       "peer", "opcode", "count", "mean", "p50", "p90", "p99", "p99.9", "max");
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+		const struct hist *h = row_hist(r, v->total);
+
+		if (r->key.stage != STAGE_RDMA_WR || r->key.status || !h->count)
+			continue;
+		hist_add(&all, h);
+		printf("  %-13s %7u %#8x %#8x %-14s ", "rdma.wr", r->key.tgid, r->key.qpn,
+		       r->key.peer_qpn, rdma_opcode_name(r->key.opcode));
+		text_summary(h);
+		any = true;
+	}
+	if (any) {
+		printf("  %-13s %7s %8s %8s %-14s ", "rdma.wr", "all", "", "", "");
+		text_summary(&all);
+	}
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+		const struct hist *h = row_hist(r, v->total);
+
+		if (r->key.stage != STAGE_RDMA_CQ_EVENT || !h->count)
+			continue;
+		printf("  %-13s %7u %#8x %8s %-14s ", "rdma.cq_event", r->key.tgid, r->key.qpn,
+		       "cq", "");
+		text_summary(h);
+	}
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+		const struct hist *h = row_hist(r, v->total);
+
+		if (r->key.stage != STAGE_RDMA_WR || !r->key.status || !h->count)
+			continue;
+		printf("  error         pid %u qp %#x %s: %llu completions (%s)\n", r->key.tgid,
+		       r->key.qpn, rdma_status_name(r->key.status), (unsigned long long)h->count,
+		       rdma_opcode_name(r->key.opcode));
+	}
+	if (v->counters) {
+		bool shown = false;
+
+		for (size_t i = 0; i < v->ndeltas; i++) {
+			const struct rdma_counter_delta *d = &v->deltas[i];
+
+			if (!d->delta || d->c->cls == RCC_OTHER)
+				continue;
+			printf("  %-13s %s %s +%llu%s (%s)\n", shown ? "" : "counters", d->c->dev,
+			       d->c->name, (unsigned long long)d->delta, d->reset ? " reset" : "",
+			       rdma_counter_class_name(d->c->cls));
+			shown = true;
+		}
+		if (!shown)
+			printf("  counters      no congestion or transport counter moved\n");
+		printf("  call          %s", rdma_call_name(v->call.call));
+		for (size_t i = 0; i < v->call.nev; i++)
+			printf("%s%s +%llu", i ? ", " : ": ", v->call.ev[i].name,
+			       (unsigned long long)v->call.ev[i].delta);
+		if (v->p99_ratio > 0)
+			printf(" (p99 %.1fx the run's p99 before this window)", v->p99_ratio);
+		printf("\n");
+		for (unsigned int i = 0; i < v->cset->nwarn; i++)
+			printf("  warning       %s\n", v->cset->warn[i]);
+	} else {
+		printf("  counters      not available (no RDMA device)\n");
+	}
+	printf("  loss          unmatched %llu, in-flight evicted %llu aged %llu dup %llu "
+	       "fail %llu, hist fail %llu, unsignaled %llu, truncated post %llu poll %llu, "
+	       "thread-state fail %llu, ctx lost %llu\n",
+	       (unsigned long long)v->cnt[RC_UNMATCHED], (unsigned long long)rd->inflight_evicted,
+	       (unsigned long long)rd->inflight_aged, (unsigned long long)v->cnt[RC_INFLIGHT_DUP],
+	       (unsigned long long)v->cnt[RC_INFLIGHT_FAIL],
+	       (unsigned long long)v->cnt[RC_HIST_FAIL], (unsigned long long)v->cnt[RC_UNSIGNALED],
+	       (unsigned long long)v->cnt[RC_POST_TRUNC], (unsigned long long)v->cnt[RC_POLL_TRUNC],
+	       (unsigned long long)v->cnt[RC_THREAD_FAIL], (unsigned long long)v->cnt[RC_CTX_LOST]);
+	fflush(stdout);
+}
+
+static void print_json(struct rdma_cmd *c, const struct view *v)
+{
+	static const struct {
+		const char *name;
+		int idx;
+	} cnames[] = {
+	    {"post_calls", RC_POST_CALLS},
+	    {"post_wrs", RC_POST_WRS},
+	    {"post_truncated", RC_POST_TRUNC},
+	    {"unsignaled", RC_UNSIGNALED},
+	    {"inflight_inserts", RC_INFLIGHT_INSERTS},
+	    {"inflight_dup", RC_INFLIGHT_DUP},
+	    {"inflight_update_fail", RC_INFLIGHT_FAIL},
+	    {"inflight_deletes", RC_INFLIGHT_DELETES},
+	    {"poll_calls", RC_POLL_CALLS},
+	    {"poll_wcs", RC_POLL_WCS},
+	    {"poll_truncated", RC_POLL_TRUNC},
+	    {"unmatched", RC_UNMATCHED},
+	    {"error_completions", RC_ERRORS},
+	    {"hist_inserts", RC_HIST_INSERTS},
+	    {"hist_update_fail", RC_HIST_FAIL},
+	    {"thread_state_fail", RC_THREAD_FAIL},
+	    {"qp_state_fail", RC_QP_FAIL},
+	    {"ctx_events", RC_CTX_EVENTS},
+	    {"ctx_lost", RC_CTX_LOST},
+	    {"cq_event_calls", RC_CQEV_CALLS},
+	    {"cq_event_immediate", RC_CQEV_IMMEDIATE},
+	};
+	const struct rdma_read *rd = &c->rd;
+	const struct rdma_target *tg;
+	struct json_writer w;
+	struct hist all;
+	size_t ntg;
+	char b[64];
+
+	memset(&all, 0, sizeof(all));
+	jw_init(&w, stdout, false);
+	jw_object_begin(&w, NULL);
+	jw_string(&w, "type", v->type);
+	jw_double(&w, "duration_s", v->seconds);
+	jw_double(&w, "poll_duty", rdma_tracer__poll_duty(c->t));
+	jw_array_begin(&w, "wr");
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+		const struct hist *h = row_hist(r, v->total);
+
+		if (r->key.stage != STAGE_RDMA_WR || r->key.status || !h->count)
+			continue;
+		hist_add(&all, h);
+		jw_object_begin(&w, NULL);
+		jw_uint(&w, "pid", r->key.tgid);
+		jw_uint(&w, "qp", r->key.qpn);
+		jw_uint(&w, "peer_qp", r->key.peer_qpn);
+		if (r->qp_known && r->qp.gid_set) {
+			gid_str(r->qp.dgid, b, sizeof(b));
+			jw_string(&w, "peer_gid", b);
+		}
+		jw_string(&w, "opcode", rdma_opcode_name(r->key.opcode));
+		hist_summary_json(&w, h);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_object_begin(&w, "wr_all");
+	hist_summary_json(&w, &all);
+	jw_object_end(&w);
+	jw_array_begin(&w, "errors");
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+		const struct hist *h = row_hist(r, v->total);
+
+		if (r->key.stage != STAGE_RDMA_WR || !r->key.status || !h->count)
+			continue;
+		jw_object_begin(&w, NULL);
+		jw_uint(&w, "pid", r->key.tgid);
+		jw_uint(&w, "qp", r->key.qpn);
+		jw_uint(&w, "status", r->key.status);
+		jw_string(&w, "status_name", rdma_status_name(r->key.status));
+		jw_string(&w, "opcode", rdma_opcode_name(r->key.opcode));
+		jw_uint(&w, "count", h->count);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_array_begin(&w, "cq_event");
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+		const struct hist *h = row_hist(r, v->total);
+
+		if (r->key.stage != STAGE_RDMA_CQ_EVENT || !h->count)
+			continue;
+		jw_object_begin(&w, NULL);
+		jw_uint(&w, "pid", r->key.tgid);
+		jw_uint(&w, "cq_handle", r->key.qpn);
+		hist_summary_json(&w, h);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_object_begin(&w, "counters");
+	jw_bool(&w, "available", v->counters);
+	if (v->counters) {
+		jw_array_begin(&w, "deltas");
+		for (size_t i = 0; i < v->ndeltas; i++) {
+			const struct rdma_counter_delta *d = &v->deltas[i];
+
+			if (!d->delta)
+				continue;
+			jw_object_begin(&w, NULL);
+			jw_string(&w, "dev", d->c->dev);
+			jw_string(&w, "name", d->c->name);
+			jw_string(&w, "source", rdma_counter_source_name(d->c->source));
+			jw_string(&w, "class", rdma_counter_class_name(d->c->cls));
+			jw_uint(&w, "delta", d->delta);
+			if (d->reset)
+				jw_bool(&w, "reset", true);
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_string(&w, "call", rdma_call_name(v->call.call));
+		jw_uint(&w, "congestion_events", v->call.congestion_events);
+		jw_uint(&w, "transport_events", v->call.transport_events);
+		jw_array_begin(&w, "evidence");
+		for (size_t i = 0; i < v->call.nev; i++) {
+			jw_object_begin(&w, NULL);
+			jw_string(&w, "dev", v->call.ev[i].dev);
+			jw_string(&w, "name", v->call.ev[i].name);
+			jw_string(&w, "class", rdma_counter_class_name(v->call.ev[i].cls));
+			jw_uint(&w, "delta", v->call.ev[i].delta);
+			jw_double(&w, "baseline_per_s", v->call.ev[i].baseline_per_s);
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_array_begin(&w, "warnings");
+		for (unsigned int i = 0; i < v->cset->nwarn; i++)
+			jw_string(&w, NULL, v->cset->warn[i]);
+		jw_array_end(&w);
+	}
+	jw_object_end(&w);
+	if (v->p99_ratio > 0)
+		jw_double(&w, "p99_ratio", v->p99_ratio);
+	jw_object_begin(&w, "loss");
+	for (size_t i = 0; i < sizeof(cnames) / sizeof(cnames[0]); i++)
+		jw_uint(&w, cnames[i].name, v->cnt[cnames[i].idx]);
+	jw_uint(&w, "inflight_live", rd->inflight_live);
+	jw_uint(&w, "inflight_aged", rd->inflight_aged);
+	jw_uint(&w, "inflight_evicted", rd->inflight_evicted);
+	jw_uint(&w, "hist_live", rd->hist_live);
+	jw_object_end(&w);
+	tg = rdma_tracer__targets(c->t, &ntg);
+	jw_array_begin(&w, "targets");
+	for (size_t i = 0; i < ntg; i++) {
+		jw_object_begin(&w, NULL);
+		jw_string(&w, "fn", rdma_fn_name(tg[i].fn));
+		jw_string(&w, "path", tg[i].path);
+		snprintf(b, sizeof(b), "0x%llx", (unsigned long long)tg[i].offset);
+		jw_string(&w, "offset", b);
+		jw_string(&w, "how", tg[i].how);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_object_end(&w);
+	jw_finish(&w);
+	fflush(stdout);
+}
+
+/* p99 of successful WRs in this window against the p99 of everything before it. */
+static double p99_ratio(const struct rdma_read *rd)
+{
+	struct hist win, before;
+
+	memset(&win, 0, sizeof(win));
+	memset(&before, 0, sizeof(before));
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+
+		if (r->key.stage != STAGE_RDMA_WR || r->key.status)
+			continue;
+		hist_add(&win, &r->win);
+		hist_add(&before, &r->total);
+	}
+	for (__u32 s = 0; s < HIST_SLOTS; s++)
+		before.slots[s] -= win.slots[s];
+	before.count -= win.count;
+	if (win.count < 10 || before.count < 10)
+		return 0;
+	return (double)hist_quantile(&win, 0.99) / (double)hist_quantile(&before, 0.99);
+}
+
+static int report(struct rdma_cmd *c, bool total, double seconds)
+{
+	struct rdma_counter_set cur = {0};
+	struct view v = {.type = total ? "total" : "interval", .seconds = seconds, .total = total};
+	char msg[256];
+	int err;
+
+	err = rdma_tracer__read(c->t, &c->rd);
+	if (err)
+		return err;
+	v.cnt = total ? c->rd.cnt : c->rd.cnt_win;
+	if (c->have_counters && !rdma_counters_read(c->root, &cur, msg, sizeof(msg))) {
+		const struct rdma_counter_set *base = total ? &c->first : &c->prev;
+		size_t n = rdma_counters_delta(base, &cur, NULL, 0);
+
+		v.deltas = calloc(n ? n : 1, sizeof(*v.deltas));
+		if (v.deltas) {
+			v.ndeltas = rdma_counters_delta(base, &cur, v.deltas, n);
+			v.counters = true;
+			rdma_counters_call(total ? c->total_state : c->call_state, v.deltas,
+					   v.ndeltas, seconds, &v.call);
+		}
+		v.cset = &cur;
+	}
+	if (!total)
+		v.p99_ratio = p99_ratio(&c->rd);
+	if (c->o.json)
+		print_json(c, &v);
+	else
+		print_text(c, &v);
+	free(v.deltas);
+	if (v.counters && !total) {
+		rdma_counter_set__free(&c->prev);
+		c->prev = cur;
+	} else {
+		rdma_counter_set__free(&cur);
+	}
+	return 0;
+}
+
+int cmd_rdma(int argc, char **argv)
+{
+	struct rdma_cmd c;
+	struct sigaction sa;
+	char err[512], msg[256];
+	double t0, last, now;
+	long windows = 0;
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	r = opts_parse(&c.o, argc, argv,
+		       OPT_PID | OPT_DURATION | OPT_INTERVAL | OPT_COUNT | OPT_JSON | OPT_RDMA, err,
+		       sizeof(err));
+	if (r == 1) {
+		cmd_print_help("rdma");
+		return 0;
+	}
+	log_setup(c.o.json, c.o.verbose);
+	if (r < 0) {
+		tt_error("%s", err);
+		return 2;
+	}
+	if (c.o.nargs) {
+		tt_error("unexpected argument '%s' (see 'tailtrace rdma --help')", c.o.args[0]);
+		return 2;
+	}
+	if (c.o.sysfs_root) {
+		struct stat st;
+
+		if (stat(c.o.sysfs_root, &st) || !S_ISDIR(st.st_mode)) {
+			tt_error("--sysfs-root %s: not a directory", c.o.sysfs_root);
+			return 2;
+		}
+		c.root = c.o.sysfs_root;
+	}
+	r = rdma_tracer__open(&c.o, stderr, &c.t, err, sizeof(err));
+	if (r) {
+		tt_error("%s", err);
+		return r == -EINVAL ? 2 : 1;
+	}
+	c.call_state = calloc(1, sizeof(*c.call_state));
+	c.total_state = calloc(1, sizeof(*c.total_state));
+	if (!c.call_state || !c.total_state) {
+		tt_error("out of memory");
+		rdma_tracer__close(c.t);
+		return 1;
+	}
+	if (!rdma_counters_read(c.root, &c.first, msg, sizeof(msg))) {
+		c.have_counters = true;
+		rdma_counters_read(c.root, &c.prev, msg, sizeof(msg));
+	} else {
+		tt_warn("%s: RDMA counters not shown", msg);
+		rdma_counter_set__free(&c.first);
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!c.o.json)
+		fprintf(stderr, "Tracing RDMA verbs%s... Hit Ctrl-C to end.\n",
+			c.o.pid ? " of one process" : "");
+	t0 = last = mono_s();
+	r = 0;
+	while (!stop) {
+		if ((r = rdma_tracer__poll(c.t, 50)))
+			break;
+		now = mono_s();
+		if (!rdma_tracer__target_alive(c.t)) {
+			if (!c.o.json)
+				fprintf(stderr, "tailtrace: rdma: pid %u exited\n", c.o.pid);
+			break;
+		}
+		if (c.o.duration_s > 0 && now - t0 >= c.o.duration_s)
+			break;
+		if (c.o.interval_s > 0 && now - last >= c.o.interval_s) {
+			if ((r = report(&c, false, now - last)))
+				break;
+			last = now;
+			if (c.o.count && ++windows >= c.o.count)
+				break;
+		}
+	}
+	now = mono_s();
+	if (!r && c.o.interval_s > 0 && now - last > 0.05)
+		r = report(&c, false, now - last);
+	if (!r)
+		r = report(&c, true, now - t0);
+	if (r) {
+		tt_error("reading the RDMA maps: %s", strerror(-r));
+		r = 1;
+	}
+	rdma_tracer__close(c.t);
+	rdma_read__free(&c.rd);
+	rdma_counter_set__free(&c.first);
+	rdma_counter_set__free(&c.prev);
+	free(c.call_state);
+	free(c.total_state);
+	return r;
+}

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `tailtrace report`: merges the recorded intervals of a time window and renders them as
+ * the explain report (text, JSON) or as one of the exports (user/export/exports.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "attr/attribution.h"
+#include "cmd/commands.h"
+#include "export/exports.h"
+#include "core/histogram.h"
+#include "lib/json.h"
+#include "cmd/stage_report.h"
+#include "lib/log.h"
+#include "cmd/options.h"
+#include "record/record_format.h"
+#include "core/stages.h"
+
+enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_PPROF, FMT_PERFETTO, FMT_OPENMETRICS };
+
+static const char *const format_names[] = { "text", "json", "folded", "pprof", "perfetto",
+					    "openmetrics" };
+
+struct window_ctx {
+	__u64 from_ns, to_ns;
+	struct snapshot merged;
+	unsigned long intervals, skipped;
+	int err;
+};
+
+static int merge_in_window(const struct snapshot *s, void *ctx)
+{
+	struct window_ctx *w = ctx;
+
+	if (!rec_in_window(s, w->from_ns, w->to_ns)) {
+		w->skipped++;
+		return 0;
+	}
+	w->intervals++;
+	return snapshot__merge(&w->merged, s);
+}
+
+static void fmt_time(char *buf, size_t len, __u64 ns)
+{
+	time_t t = (time_t)(ns / 1000000000ULL);
+	struct tm tm;
+
+	if (!ns) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void summary_cols(FILE *f, const struct hist *h)
+{
+	struct hist_summary sm;
+	char v[7][16];
+
+	hist_summarize(h, &sm);
+	format_ns(v[0], sizeof(v[0]), sm.mean_ns);
+	format_ns(v[1], sizeof(v[1]), (double)sm.p50_ns);
+	format_ns(v[2], sizeof(v[2]), (double)sm.p90_ns);
+	format_ns(v[3], sizeof(v[3]), (double)sm.p99_ns);
+	format_ns(v[4], sizeof(v[4]), (double)sm.p999_ns);
+	format_ns(v[5], sizeof(v[5]), (double)sm.max_ns);
+	fprintf(f, "%10llu %9s %9s %9s %9s %9s %9s", (unsigned long long)sm.count, v[0], v[1], v[2],
+		v[3], v[4], v[5]);
+	if (sm.overflow)
+		fprintf(f, "  (%llu beyond range)", (unsigned long long)sm.overflow);
+	fputc('\n', f);
+}
+
+static void stage_total(const struct snapshot *s, int st, struct hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	for (size_t i = 0; i < s->nhists; i++)
+		if (s->hists[i].key.stage == st)
+			hist_add(h, &s->hists[i].h);
+}
+
+static void attribution_report(const struct snapshot *s, double dur_s, struct attr_report *r)
+{
+	/* the attribution engine's report over the same window (user/attr/attribution.h) */
+	attr_analyze(s->attr, s, dur_s, NULL, r);
+}
+
+static double window_seconds(const struct snapshot *s)
+{
+	return s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) / 1e9 : 0;
+}
+
+#define REPORT_TOP_STACKS 20
+
+static int cmp_rows_ns(const void *a, const void *b)
+{
+	const struct tail_row *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+int report_print_text(FILE *f, const struct snapshot *s, const char *source,
+		      unsigned long intervals)
+{
+	char t0[32], t1[32], a[16], place[96], group[96];
+	struct tail_profile tp;
+	struct hist h;
+	int err;
+
+	fmt_time(t0, sizeof(t0), s->start_ns);
+	fmt_time(t1, sizeof(t1), s->end_ns);
+	fprintf(f, "tailtrace report of %s\nwindow %s .. %s (%.1f s, %lu intervals)\n\n", source,
+		t0, t1, window_seconds(s), intervals);
+
+	if (s->attr && attr_agg__requests(s->attr)) {
+		struct attr_report *r = calloc(1, sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		attribution_report(s, window_seconds(s), r);
+		attr_report__print_text(r, f);
+		free(r);
+		fputc('\n', f);
+	} else {
+		fputs("attribution: no requests recorded in this window\n\n", f);
+	}
+
+	fprintf(f, "%-22s %-10s %10s %9s %9s %9s %9s %9s %9s\n", "STAGE", "CLASS", "COUNT", "MEAN",
+		"P50", "P90", "P99", "P99.9", "MAX");
+	for (int st = 0; st < STAGE__MAX; st++) {
+		const struct stage_info *si = stage_info(st);
+		size_t ngroups = 0;
+
+		stage_total(s, st, &h);
+		if (!h.count)
+			continue;
+		fprintf(f, "%-22s %-10s ", si->name, class_name(si->class));
+		summary_cols(f, &h);
+		for (size_t i = 0; i < s->nhists; i++)
+			ngroups += s->hists[i].key.stage == st;
+		if (ngroups < 2)
+			continue;
+		for (size_t i = 0; i < s->nhists; i++) {
+			char label[200];
+
+			if (s->hists[i].key.stage != st)
+				continue;
+			export_group_label(&s->hists[i].key, group, sizeof(group));
+			export_place_label(s, &s->hists[i].key, place, sizeof(place));
+			snprintf(label, sizeof(label), "  %s @ %s", group, place);
+			fprintf(f, "%-33s ", label);
+			summary_cols(f, &s->hists[i].h);
+		}
+	}
+
+	err = tail_profile__build(&tp, s);
+	if (err)
+		return err;
+	format_ns(a, sizeof(a), (double)tp.total_ns);
+	fprintf(f, "\ntail profile (source: %s): %s over %llu samples\n",
+		tail_source_name(tp.source), a, (unsigned long long)tp.total_count);
+	/* heaviest stacks first; the full list is what --format folded is for */
+	qsort(tp.rows, tp.nrows, sizeof(*tp.rows), cmp_rows_ns);
+	for (size_t i = 0; i < tp.nrows && i < REPORT_TOP_STACKS; i++) {
+		format_ns(a, sizeof(a), (double)tp.rows[i].ns);
+		fprintf(f, "  %5.1f%% %10s  %s;%s;%s;%s\n",
+			tp.total_ns ? 100.0 * (double)tp.rows[i].ns / (double)tp.total_ns : 0.0, a,
+			tp.rows[i].frame[0], tp.rows[i].frame[1], tp.rows[i].frame[2],
+			tp.rows[i].frame[3]);
+	}
+	if (tp.nrows > REPORT_TOP_STACKS)
+		fprintf(f, "  ... %zu more (--format folded lists all)\n",
+			tp.nrows - REPORT_TOP_STACKS);
+	tail_profile__free(&tp);
+
+	fputs("\ncounters:", f);
+	for (int i = 0; i < CNT__MAX; i++)
+		fprintf(f, "%s%s %llu", i % 4 ? ", " : "\n  ", rec_counter_name(i),
+			(unsigned long long)s->counters[i]);
+	format_ns(a, sizeof(a), (double)s->slow_threshold_ns);
+	fprintf(f, "\nhistogram keys: %llu live, %llu evicted; events lost: %llu\n"
+		   "flight recorder: %zu slow requests kept, %llu cut, threshold %s\n"
+		   "tailtrace itself: %.2f s CPU, %llu kB RSS\n",
+		(unsigned long long)s->hist_live, (unsigned long long)s->hist_evicted,
+		(unsigned long long)s->events_lost, s->nslow, (unsigned long long)s->slow_cut, a,
+		s->self_cpu_s, (unsigned long long)s->self_rss_kb);
+	return ferror(f) ? -EIO : 0;
+}
+
+int report_print_json(FILE *f, const struct snapshot *s, const char *source,
+		      unsigned long intervals)
+{
+	struct json_writer w;
+	struct tail_profile tp;
+	char buf[96];
+	struct hist h;
+	int err;
+
+	err = tail_profile__build(&tp, s);
+	if (err)
+		return err;
+	jw_init(&w, f, true);
+	jw_object_begin(&w, NULL);
+	jw_string(&w, "source", source);
+	jw_object_begin(&w, "window");
+	jw_uint(&w, "start_ns", s->start_ns);
+	jw_uint(&w, "end_ns", s->end_ns);
+	jw_double(&w, "seconds", window_seconds(s));
+	jw_uint(&w, "intervals", intervals);
+	jw_object_end(&w);
+
+	if (s->attr && attr_agg__requests(s->attr)) {
+		struct attr_report *r = calloc(1, sizeof(*r));
+
+		if (!r) {
+			tail_profile__free(&tp);
+			return -ENOMEM;
+		}
+		attribution_report(s, window_seconds(s), r);
+		jw_object_begin(&w, "attribution");
+		attr_report__print_json(r, &w);
+		jw_object_end(&w);
+		free(r);
+	} else {
+		jw_null(&w, "attribution");
+	}
+
+	jw_array_begin(&w, "stages");
+	for (int st = 0; st < STAGE__MAX; st++) {
+		const struct stage_info *si = stage_info(st);
+
+		stage_total(s, st, &h);
+		if (!h.count)
+			continue;
+		jw_object_begin(&w, NULL);
+		jw_string(&w, "stage", si->name);
+		jw_string(&w, "class", class_name(si->class));
+		hist_summary_json(&w, &h);
+		jw_array_begin(&w, "groups");
+		for (size_t i = 0; i < s->nhists; i++) {
+			if (s->hists[i].key.stage != st)
+				continue;
+			jw_object_begin(&w, NULL);
+			jw_string(&w, "by", group_by_name(s->hists[i].key.by));
+			export_group_label(&s->hists[i].key, buf, sizeof(buf));
+			jw_string(&w, "group", buf);
+			export_place_label(s, &s->hists[i].key, buf, sizeof(buf));
+			jw_string(&w, "place", buf);
+			hist_summary_json(&w, &s->hists[i].h);
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+
+	jw_object_begin(&w, "tail_profile");
+	jw_string(&w, "source", tail_source_name(tp.source));
+	jw_uint(&w, "total_ns", tp.total_ns);
+	jw_uint(&w, "total_count", tp.total_count);
+	jw_array_begin(&w, "rows");
+	for (size_t i = 0; i < tp.nrows; i++) {
+		jw_object_begin(&w, NULL);
+		jw_string(&w, "class", tp.rows[i].frame[0]);
+		jw_string(&w, "stage", tp.rows[i].frame[1]);
+		jw_string(&w, "place", tp.rows[i].frame[2]);
+		jw_string(&w, "process", tp.rows[i].frame[3]);
+		jw_uint(&w, "ns", tp.rows[i].ns);
+		jw_uint(&w, "count", tp.rows[i].count);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_object_end(&w);
+
+	jw_object_begin(&w, "counters");
+	for (int i = 0; i < CNT__MAX; i++)
+		jw_uint(&w, rec_counter_name(i), s->counters[i]);
+	jw_object_end(&w);
+	jw_object_begin(&w, "drop_reasons");
+	for (int i = 0; i < TT_DROP_REASONS; i++) {
+		if (!s->drop_reasons[i])
+			continue;
+		snprintf(buf, sizeof(buf), "%d", i);
+		jw_uint(&w, buf, s->drop_reasons[i]);
+	}
+	jw_object_end(&w);
+	jw_uint(&w, "hist_live", s->hist_live);
+	jw_uint(&w, "hist_evicted", s->hist_evicted);
+	jw_uint(&w, "events_lost", s->events_lost);
+	jw_object_begin(&w, "flight_recorder");
+	jw_uint(&w, "kept", s->nslow);
+	jw_uint(&w, "cut", s->slow_cut);
+	jw_uint(&w, "threshold_ns", s->slow_threshold_ns);
+	jw_object_end(&w);
+	jw_object_begin(&w, "self");
+	jw_double(&w, "cpu_s", s->self_cpu_s);
+	jw_uint(&w, "rss_kb", s->self_rss_kb);
+	jw_object_end(&w);
+	jw_object_end(&w);
+	jw_finish(&w);
+	tail_profile__free(&tp);
+	return ferror(f) ? -EIO : 0;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct window_ctx w = { .to_ns = UINT64_MAX };
+	enum report_format fmt = FMT_TEXT;
+	struct rec_diag d;
+	struct tt_opts o;
+	char err[256];
+	FILE *out = stdout;
+	int r, ret = 0;
+
+	r = opts_parse(&o, argc, argv, OPT_FROM_TO | OPT_FORMAT | OPT_OUTPUT | OPT_JSON, err,
+		       sizeof(err));
+	if (r == 1) {
+		cmd_print_help("report");
+		return 0;
+	}
+	log_setup(o.json, o.verbose);
+	if (r < 0) {
+		tt_error("%s", err);
+		return 2;
+	}
+	if (o.nargs != 1) {
+		tt_error("report needs one DIR or FILE (see 'tailtrace report --help')");
+		return 2;
+	}
+	if (o.json)
+		fmt = FMT_JSON;
+	if (o.format) {
+		size_t i;
+
+		for (i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+			if (!strcmp(o.format, format_names[i]))
+				break;
+		if (i == sizeof(format_names) / sizeof(format_names[0])) {
+			tt_error("unknown --format '%s' (text, json, folded, pprof, perfetto, "
+				 "openmetrics)", o.format);
+			return 2;
+		}
+		if (o.json && i != FMT_JSON) {
+			tt_error("-j conflicts with --format %s", o.format);
+			return 2;
+		}
+		fmt = (enum report_format)i;
+	}
+	if (o.from && rec_parse_time(o.from, now_ns(), &w.from_ns)) {
+		tt_error("invalid --from '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
+			 "or -10m)", o.from);
+		return 2;
+	}
+	if (o.to && rec_parse_time(o.to, now_ns(), &w.to_ns)) {
+		tt_error("invalid --to '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
+			 "or -10m)", o.to);
+		return 2;
+	}
+	if (w.from_ns >= w.to_ns) {
+		tt_error("empty window: --from is not before --to");
+		return 2;
+	}
+
+	snapshot__init(&w.merged);
+	r = rec_read_path(o.args[0], merge_in_window, &w, &d);
+	if (r) {
+		if (d.msg[0])
+			tt_error("%s", d.msg);
+		else
+			tt_error("%s: %s", o.args[0], strerror(-r));
+		/* a path that is not there is the user's input; a bad file is a runtime error */
+		ret = r == -ENOENT || r == -ENOTDIR ? 2 : 1;
+		goto out;
+	}
+	if (!w.intervals)
+		tt_warn("warning: no recorded interval in the window (%lu outside it)", w.skipped);
+
+	if (o.output) {
+		/* exports carry what record keeps 0600: same mode */
+		int ofd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		out = ofd >= 0 ? fdopen(ofd, "w") : NULL;
+		if (!out && ofd >= 0)
+			close(ofd);
+		if (!out) {
+			tt_error("cannot write %s: %s", o.output, strerror(errno));
+			ret = 1;
+			goto out;
+		}
+	}
+	switch (fmt) {
+	case FMT_TEXT:
+		r = report_print_text(out, &w.merged, o.args[0], w.intervals);
+		break;
+	case FMT_JSON:
+		r = report_print_json(out, &w.merged, o.args[0], w.intervals);
+		break;
+	case FMT_FOLDED:
+		r = export_folded(out, &w.merged);
+		break;
+	case FMT_PPROF:
+		r = export_pprof(out, &w.merged);
+		break;
+	case FMT_PERFETTO:
+		r = export_perfetto(out, &w.merged);
+		break;
+	case FMT_OPENMETRICS:
+		/* a report describes a past window: its samples carry the window's end */
+		r = export_openmetrics(out, &w.merged, w.merged.end_ns);
+		break;
+	}
+	if (out == stdout) {
+		if (fflush(stdout) && !r)
+			r = -errno;
+	} else if (fclose(out) && !r) {
+		r = -errno;
+	}
+	if (r) {
+		tt_error("writing the %s report failed: %s", format_names[fmt], strerror(-r));
+		ret = 1;
+	}
+out:
+	snapshot__free(&w.merged);
+	return ret;
+}

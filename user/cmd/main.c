@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tailtrace entry point: dispatches `tailtrace <command>` through one table. */
+#include <stdio.h>
+#include <string.h>
+#include "cmd/commands.h"
+#include "version.h"	/* generated: $(BUILD)/version.h */
+
+/* Only implemented commands are listed here, and so in --help. */
+static const struct tt_cmd cmds[] = {
+	{ "probe", cmd_probe, "show what this kernel allows and which hook feeds each stage",
+	  "Usage: tailtrace probe [-j] [-v]\n"
+	  "\n"
+	  "Loads a minimal BPF program of each kind (tp_btf, raw_tp, tracepoint, kprobe,\n"
+	  "fentry, uprobe, sockops TX timestamping, tc/tcx, XDP) and reports which work here,\n"
+	  "with the errno of those that do not, the tracepoints the stages need, and for\n"
+	  "each stage the hook that will feed it.\n"
+	  "\n"
+	  "  -j, --json     JSON output (keys documented in docs/kernel-support.md)\n"
+	  "  -v, --verbose  libbpf messages on stderr (-vv for debug)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace probe\n"
+	  "  tailtrace probe -j | python3 -m json.tool\n" },
+	{ "hist", cmd_hist, "per-stage latency histograms of TCP traffic (p50 ... p99.9)",
+	  "Usage: tailtrace hist [filters] [-d SEC] [-i SEC] [--stage NAME ...] [--by KEY] [-j]\n"
+	  "\n"
+	  "Times each stage of the TCP path of the selected traffic in kernel histograms and\n"
+	  "prints count, mean, p50, p90, p99, p99.9 and max per stage and group, with a bucket\n"
+	  "chart, retransmissions, drops by reason, and what tailtrace lost or evicted.\n"
+	  "\n"
+	  "  -p, --pid PID       only sockets used by this process\n"
+	  "      --comm NAME     only sockets used by processes with this name\n"
+	  "      --cgroup PATH   only sockets of this cgroup v2 (and below)\n"
+	  "      --port N        local or remote port (repeatable, up to 8)\n"
+	  "      --dev IFNAME    also time every packet crossing this device ([NETNS/]IFNAME)\n"
+	  "  -d, --duration SEC  stop after SEC seconds (default: Ctrl-C)\n"
+	  "  -i, --interval SEC  print every SEC seconds (per-interval numbers)\n"
+	  "      --stage NAME    only these stages (repeatable; see docs/stages.md)\n"
+	  "      --by KEY        group by port, raddr, comm, cgroup or none (default)\n"
+	  "      --role ROLE     server, client or auto (request stages)\n"
+	  "      --cuda          with --stage gpu.wait: off-CPU time inside libcuda syncs\n"
+	  "  -j, --json          one JSON object per interval (keys in docs/stages.md)\n"
+	  "  -v, --verbose       libbpf messages\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace hist --port 8000 -d 10\n"
+	  "  tailtrace hist --port 8000 --by raddr --stage tx.qdisc --stage tcp.rtt -i 5\n"
+	  "  tailtrace hist --dev eth0 --stage tx.qdisc -d 30 -j\n" },
+	{ "explain", cmd_explain, "why the tail is slow: compute, transport or congestion, and where",
+	  "Usage: tailtrace explain [filters] [-d SEC] [-i SEC] [--role server|client|auto] [--cuda] [-j]\n"
+	  "\n"
+	  "Splits each request on the selected TCP connections (inbound then outbound data on\n"
+	  "a server socket, the reverse on a client socket; no payload is read) into TCP path\n"
+	  "stages and the serving thread's scheduler time, classes them as compute, transport\n"
+	  "or congestion, and compares the p99 (and p99.9) requests with the median ones:\n"
+	  "verdict first, then the evidence, then the numbers. docs/attribution.md defines it.\n"
+	  "\n"
+	  "  -p, --pid PID / --comm NAME / --cgroup PATH / --port N / --dev IFNAME   filters\n"
+	  "  -d, --duration SEC  trace for SEC seconds (default: until Ctrl-C)\n"
+	  "  -i, --interval SEC  a report every SEC seconds\n"
+	  "      --role ROLE     analyse server sockets, client sockets, or auto (default)\n"
+	  "      --cuda          label off-CPU time inside libcuda cu*Synchronize as gpu.wait\n"
+	  "                      (libcuda.so.1 from the usual paths or $TAILTRACE_LIBCUDA)\n"
+	  "  -j, --json          JSON report (keys in docs/attribution.md)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace explain --port 8000 -d 30\n"
+	  "  tailtrace explain --comm vllm --role server -d 60 -j\n" },
+	{ "top", cmd_top, "a refreshing per-group table of the main stages' p50/p99",
+	  "Usage: tailtrace top [filters] [-i SEC] [--count N] [-d SEC] [--by KEY]\n"
+	  "\n"
+	  "Every interval (default 1 s) a table per group (--by port, raddr, comm, cgroup or\n"
+	  "none): segment rate (RTT samples/s), p50 and p99 of tx.sendq, tx.qdisc, tcp.rtt and\n"
+	  "rx.sockq, timed retransmissions, then drops and tailtrace's own losses. Redrawn in\n"
+	  "place on a terminal, printed as successive blocks otherwise.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace top --port 8000 --by raddr\n"
+	  "  tailtrace top --comm vllm --by port -i 5 --count 12 > top.log\n" },
+	{ "record", cmd_record, "always-on profiling into rotating segment files (see report)",
+	  "Usage: tailtrace record -o DIR [-i SEC] [--max-size SIZE] [--listen ADDR:PORT] [filters]\n"
+	  "                        [-d SEC] [--by KEY] [--role ROLE] [--cuda]\n"
+	  "\n"
+	  "Every interval appends a snapshot (stage histograms per group, the attribution\n"
+	  "aggregate, counters, tailtrace's own CPU and memory, losses) and the slow requests\n"
+	  "of the flight recorder to CRC-framed, zlib-compressed segments in DIR (0600 files).\n"
+	  "Old segments are deleted to stay under --max-size. kill -9 loses at most the frame\n"
+	  "being written. Read them back with `tailtrace report`.\n"
+	  "\n"
+	  "  -o, --output DIR      segment directory (created 0700)\n"
+	  "  -i, --interval SEC    snapshot period (default 10)\n"
+	  "      --max-size SIZE   bound on the directory's segments (default 256M)\n"
+	  "      --listen ADDR:PORT  also serve OpenMetrics at GET /metrics (default host\n"
+	  "                        127.0.0.1; any other address only when given)\n"
+	  "  -d, --duration SEC    stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace record -o /var/lib/tailtrace --port 8000 --max-size 1G\n"
+	  "  tailtrace record -o /tmp/tt -i 5 --listen 127.0.0.1:9464\n" },
+	{ "report", cmd_report, "explain or export a recorded time window (record's segments)",
+	  "Usage: tailtrace report DIR|FILE [--from TIME] [--to TIME]\n"
+	  "                        [--format text|json|folded|pprof|perfetto|openmetrics]\n"
+	  "                        [-o OUT] [-j] [-v]\n"
+	  "\n"
+	  "Merges the intervals `tailtrace record` wrote whose midpoint lies in\n"
+	  "[--from, --to) and renders them: the explain report (text, json), or an export\n"
+	  "(docs/exports.md). A torn last frame (record killed) is skipped with a warning; a\n"
+	  "corrupt frame elsewhere, a foreign file or a newer format is an error naming the\n"
+	  "file and byte offset.\n"
+	  "\n"
+	  "  --from, --to TIME  RFC 3339 (2024-05-01T12:00:00Z), 'YYYY-MM-DD HH:MM[:SS]'\n"
+	  "                     local time, unix seconds, or relative to now (-10m, -2h, now)\n"
+	  "  --format FMT       text (default), json, folded (flame graph stacks, ns),\n"
+	  "                     pprof (gzip profile.proto), perfetto (trace-event JSON of\n"
+	  "                     the slow requests), openmetrics (text exposition)\n"
+	  "  -o, --output OUT   write to OUT instead of standard output\n"
+	  "  -j, --json         same as --format json\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace report /var/lib/tailtrace --from -10m\n"
+	  "  tailtrace report /var/lib/tailtrace --from '2024-05-01 12:00' --to '2024-05-01 12:30' -j\n"
+	  "  tailtrace report rec/ --format folded | flamegraph.pl > tail.svg\n"
+	  "  tailtrace report rec/ --format pprof -o tail.pb.gz && go tool pprof -http=: tail.pb.gz\n"
+	  "  tailtrace report rec/ --format perfetto -o slow.json   # open in ui.perfetto.dev\n"
+	  "  tailtrace report rec/ --format openmetrics -o w.om &&\n"
+	  "    promtool tsdb create-blocks-from openmetrics w.om ./data\n" },
+	{ "rdma", cmd_rdma, "RDMA verbs work-request latency, CQ wake-ups, fabric counters",
+	  "Usage: tailtrace rdma [-p PID] [--rdma-probe SPEC]... [--rdma-full]\n"
+	  "                      [--sysfs-root DIR] [-d SEC] [-i SEC] [--count N] [-j] [-v]\n"
+	  "\n"
+	  "Times every RDMA work request from ibv_post_send/ibv_post_recv to the ibv_poll_cq\n"
+	  "that returns its completion (rdma.wr, per QP, peer QP and opcode), counts error\n"
+	  "completions by status, times completion-channel wake-ups (rdma.cq_event), and\n"
+	  "per interval reads RoCE/IB hw_counters, port_xmit_wait and PFC pause counters to\n"
+	  "call a slow window congestion or transport. The provider's data-path functions are\n"
+	  "found by symbol, from a live ibv_context's ops table, or from --rdma-probe\n"
+	  "(docs/rdma.md). The poll side is traced 200 ms of every second unless --rdma-full.\n"
+	  "\n"
+	  "  -p, --pid PID         trace one process (default: every process using verbs)\n"
+	  "  --rdma-probe SPEC     [ROLE=]LIB:SYMBOL or ROLE=LIB:0xOFFSET (file offset);\n"
+	  "                        ROLE is post_send, post_recv or poll_cq (repeatable)\n"
+	  "  --rdma-full           trace every poll call (more overhead, no sampling bias)\n"
+	  "  --sysfs-root DIR      read counters from DIR/sys/class/infiniband and\n"
+	  "                        DIR/ethtool/<netdev> instead of the live system\n"
+	  "  -d, --duration SEC    stop after SEC seconds (default: Ctrl-C or the pid exits)\n"
+	  "  -i, --interval SEC    print a report every SEC seconds, then the total\n"
+	  "  --count N             stop after N intervals\n"
+	  "  -j, --json            one JSON object per report (docs/rdma.md)\n"
+	  "  -v, --verbose         libbpf messages\n"
+	  "\n"
+	  "Examples:\n"
+	  "  tailtrace rdma -p $(pgrep -n vllm) -i 1\n"
+	  "  tailtrace rdma -p 4242 --rdma-probe libmlx5.so.1:mlx5_post_send --rdma-full -d 10\n"
+	  "  tailtrace rdma -p 4242 --rdma-probe poll_cq=/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so:0x2f1c0\n"
+	  "  tailtrace rdma -p 4242 --sysfs-root /tmp/roce-tree -i 1 -j   # fabricated counters\n" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: tailtrace <command> [options]\n"
+		   "       tailtrace <command> --help\n"
+		   "       tailtrace --version\n\n"
+		   "Where is the tail of my inference traffic slow, and why?\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\nCommon options: -p/--pid PID, --comm NAME, --cgroup PATH, --port N\n"
+		   "(repeatable, local or remote), --dev IFNAME, -d/--duration SEC,\n"
+		   "-i/--interval SEC, -j/--json, -v/--verbose. Needs root (CAP_BPF, CAP_PERFMON).\n");
+}
+
+void cmd_print_help(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(cmds[i].name, name))
+			fputs(cmds[i].usage, stdout);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version") ||
+	    !strcmp(argv[1], "version")) {
+		printf("tailtrace %s\n", TT_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(cmds[i].name, argv[1]))
+			return cmds[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "tailtrace: error: unknown command '%s' (see 'tailtrace --help')\n",
+		argv[1]);
+	return 2;
+}

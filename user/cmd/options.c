@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One validating parser for all commands; pure, so the error paths are unit-tested. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd/options.h"
+#include "core/stages.h"
+
+enum { LO_COMM = 256, LO_CGROUP, LO_PORT, LO_DEV, LO_STAGE, LO_BY, LO_ROLE, LO_CUDA,
+       LO_MAX_SIZE, LO_LISTEN, LO_FROM, LO_TO, LO_FORMAT, LO_RDMA_PROBE, LO_SYSFS_ROOT,
+       LO_RDMA_FULL, LO_COUNT, LO_RDMA };
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "comm", required_argument, NULL, LO_COMM },
+	{ "cgroup", required_argument, NULL, LO_CGROUP },
+	{ "port", required_argument, NULL, LO_PORT },
+	{ "dev", required_argument, NULL, LO_DEV },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, LO_COUNT },
+	{ "json", no_argument, NULL, 'j' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "stage", required_argument, NULL, LO_STAGE },
+	{ "by", required_argument, NULL, LO_BY },
+	{ "role", required_argument, NULL, LO_ROLE },
+	{ "cuda", no_argument, NULL, LO_CUDA },
+	{ "output", required_argument, NULL, 'o' },
+	{ "max-size", required_argument, NULL, LO_MAX_SIZE },
+	{ "listen", required_argument, NULL, LO_LISTEN },
+	{ "from", required_argument, NULL, LO_FROM },
+	{ "to", required_argument, NULL, LO_TO },
+	{ "format", required_argument, NULL, LO_FORMAT },
+	{ "rdma-probe", required_argument, NULL, LO_RDMA_PROBE },
+	{ "sysfs-root", required_argument, NULL, LO_SYSFS_ROOT },
+	{ "rdma-full", no_argument, NULL, LO_RDMA_FULL },
+	{ "rdma", no_argument, NULL, LO_RDMA },
+	{ 0 },
+};
+
+static const char shortopts[] = ":p:d:i:jvho:";
+
+static unsigned int opt_bit(int c)
+{
+	switch (c) {
+	case 'p': return OPT_PID;
+	case LO_COMM: return OPT_COMM;
+	case LO_CGROUP: return OPT_CGROUP;
+	case LO_PORT: return OPT_PORT;
+	case LO_DEV: return OPT_DEV;
+	case 'd': return OPT_DURATION;
+	case 'i': return OPT_INTERVAL;
+	case LO_COUNT: return OPT_COUNT;
+	case 'j': return OPT_JSON;
+	case LO_STAGE: return OPT_STAGE;
+	case LO_BY: return OPT_BY;
+	case LO_ROLE: return OPT_ROLE;
+	case LO_CUDA: return OPT_CUDA;
+	case 'o': return OPT_OUTPUT;
+	case LO_MAX_SIZE: return OPT_MAX_SIZE;
+	case LO_LISTEN: return OPT_LISTEN;
+	case LO_FROM: case LO_TO: return OPT_FROM_TO;
+	case LO_FORMAT: return OPT_FORMAT;
+	case LO_RDMA_PROBE: case LO_SYSFS_ROOT: case LO_RDMA_FULL: case LO_RDMA: return OPT_RDMA;
+	default: return 0; /* -v and -h are always accepted */
+	}
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e7)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *s, __u64 *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i')
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v == 0 || v > (~0ULL >> shift))
+		return -EINVAL;
+	*out = (__u64)v << shift;
+	return 0;
+}
+
+int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, char *err,
+	       size_t errlen)
+{
+	unsigned long ul;
+	int c, r, idx;
+	char name[32];
+
+	memset(o, 0, sizeof(*o));
+	o->by = GROUP_NONE;
+	/* 0, not 1: glibc then also forgets the previous argv (permutation, cluster position) */
+	optind = 0;
+	opterr = 0;
+	while ((idx = -1, c = getopt_long(argc, argv, shortopts, long_opts, &idx)) != -1) {
+		unsigned int bit = opt_bit(c);
+
+		/* long options always advance optind, so argv[optind - 1] is the word typed */
+		if (c == '?' && !optopt)
+			return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		/* a known option's code: a long option given a value it takes none of */
+		if (c == '?' && (optopt > 0xff || (optopt != ':' && strchr(shortopts, optopt))))
+			return fail(err, errlen, "option '%s' takes no value", argv[optind - 1]);
+		if (c == '?')
+			return fail(err, errlen, "unknown option '-%c'", optopt);
+		if (c == ':')
+			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		/* argv[optind - 1] would be the value of an option given as two words */
+		if (idx >= 0)
+			snprintf(name, sizeof(name), "--%s", long_opts[idx].name);
+		else
+			snprintf(name, sizeof(name), "-%c", c);
+		if (bit && !(allowed & bit))
+			return fail(err, errlen, "option '%s' does not apply to '%s'", name,
+				    argv[0]);
+		o->seen |= bit;
+		switch (c) {
+		case 'h':
+			return 1;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'p':
+			if (parse_ulong(optarg, 4194304, &ul) || !ul)
+				return fail(err, errlen, "invalid pid '%s'", optarg);
+			o->pid = (__u32)ul;
+			break;
+		case LO_COMM:
+			if (!*optarg || strlen(optarg) > 15)
+				return fail(err, errlen,
+					    "invalid comm '%s' (1 to 15 characters)", optarg);
+			strcpy(o->comm, optarg);
+			break;
+		case LO_CGROUP:
+			if (!*optarg || strlen(optarg) >= sizeof(o->cgroup_path))
+				return fail(err, errlen, "invalid cgroup path");
+			strcpy(o->cgroup_path, optarg);
+			break;
+		case LO_PORT:
+			if (parse_ulong(optarg, 65535, &ul) || !ul)
+				return fail(err, errlen, "invalid port '%s' (1-65535)", optarg);
+			if (o->nports == TT_MAX_PORTS)
+				return fail(err, errlen, "at most %d --port options", TT_MAX_PORTS);
+			o->ports[o->nports++] = (__u16)ul;
+			break;
+		case LO_DEV:
+			/* IFNAME (15 characters at most) or NETNS/IFNAME */
+			if (!*optarg || strlen(optarg) >= sizeof(o->devs[0]) ||
+			    strlen(strrchr(optarg, '/') ? strrchr(optarg, '/') + 1 : optarg) > 15)
+				return fail(err, errlen, "invalid device name '%s'", optarg);
+			if (o->ndevs == TT_MAX_DEVS)
+				return fail(err, errlen, "at most %d --dev options", TT_MAX_DEVS);
+			strcpy(o->devs[o->ndevs++], optarg);
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &o->duration_s))
+				return fail(err, errlen, "invalid duration '%s' (seconds > 0)",
+					    optarg);
+			break;
+		case 'i':
+			if (parse_seconds(optarg, &o->interval_s))
+				return fail(err, errlen, "invalid interval '%s' (seconds > 0)",
+					    optarg);
+			break;
+		case LO_COUNT:
+			if (parse_ulong(optarg, 1000000000, &ul) || !ul)
+				return fail(err, errlen, "invalid count '%s'", optarg);
+			o->count = (long)ul;
+			break;
+		case LO_STAGE:
+			r = stage_by_name(optarg);
+			if (r < 0)
+				return fail(err, errlen, "unknown stage '%s' (see docs/stages.md)",
+					    optarg);
+			if (o->nstages == TT_MAX_STAGES_SEL)
+				return fail(err, errlen, "too many --stage options");
+			o->stages[o->nstages++] = r;
+			break;
+		case LO_BY:
+			r = group_by_parse(optarg);
+			if (r < 0)
+				return fail(err, errlen,
+					    "invalid --by '%s' (port, raddr, comm, cgroup, none)",
+					    optarg);
+			o->by = r;
+			break;
+		case LO_ROLE:
+			if (!strcmp(optarg, "server"))
+				o->role = ROLE_SERVER;
+			else if (!strcmp(optarg, "client"))
+				o->role = ROLE_CLIENT;
+			else if (!strcmp(optarg, "auto"))
+				o->role = ROLE_AUTO;
+			else
+				return fail(err, errlen,
+					    "invalid --role '%s' (server, client, auto)", optarg);
+			break;
+		case LO_CUDA:
+			o->cuda = true;
+			break;
+		case 'o':
+			if (!*optarg)
+				return fail(err, errlen, "empty output path");
+			o->output = optarg;
+			break;
+		case LO_MAX_SIZE:
+			if (parse_size(optarg, &o->max_size))
+				return fail(err, errlen, "invalid size '%s' (e.g. 64M, 1G)", optarg);
+			break;
+		case LO_LISTEN:
+			o->listen = optarg;
+			break;
+		case LO_FROM:
+			o->from = optarg;
+			break;
+		case LO_TO:
+			o->to = optarg;
+			break;
+		case LO_FORMAT:
+			o->format = optarg;
+			break;
+		case LO_RDMA_PROBE:
+			if (o->nrdma_probes == 8)
+				return fail(err, errlen, "at most 8 --rdma-probe options");
+			o->rdma_probes[o->nrdma_probes++] = optarg;
+			break;
+		case LO_SYSFS_ROOT:
+			o->sysfs_root = optarg;
+			break;
+		case LO_RDMA_FULL:
+			o->rdma_full = true;
+			break;
+		case LO_RDMA:
+			o->rdma = true;
+			break;
+		}
+	}
+	o->args = argv + optind;
+	o->nargs = argc - optind;
+	return 0;
+}

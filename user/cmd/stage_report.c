@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Text and JSON rendering of per-stage histograms and of the loss/eviction counters. */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <bpf/btf.h>
+#include "cmd/stage_report.h"
+#include "core/histogram.h"
+#include "rdma/rdma_tracer.h"
+#include "core/stages.h"
+
+static const int default_stages[] = { STAGE_TX_SENDQ, STAGE_TX_QDISC, STAGE_TX_NIC,
+				      STAGE_TX_ACK, STAGE_RX_STACK, STAGE_RX_SOCKQ,
+				      STAGE_TCP_RTT, STAGE_TCP_RETRANS, STAGE_RDMA_WR,
+				      STAGE_RDMA_CQ_EVENT };
+
+bool stage_report_selected(const struct stage_report_opts *ro, int stage)
+{
+	const int *list = ro && ro->nstages ? ro->stages : default_stages;
+	int n = ro && ro->nstages ? ro->nstages
+				  : (int)(sizeof(default_stages) / sizeof(default_stages[0]));
+
+	for (int i = 0; i < n; i++)
+		if (list[i] == stage)
+			return true;
+	return false;
+}
+
+void stage_report_group(const struct hist_key *k, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (k->stage == STAGE_RDMA_WR) {
+		__u8 st = RDMA_SNAP_STATUS(k->id);
+
+		snprintf(buf, len, "qp %u %s%s%s", RDMA_SNAP_QPN(k->id),
+			 rdma_opcode_name(RDMA_SNAP_OPCODE(k->id)), st ? " " : "",
+			 st ? rdma_status_name(st) : "");
+		return;
+	}
+	if (k->stage == STAGE_RDMA_CQ_EVENT) {
+		snprintf(buf, len, "cq %u [%u]", RDMA_SNAP_QPN(k->id), k->tgid);
+		return;
+	}
+	switch (k->by) {
+	case GROUP_PORT:
+		snprintf(buf, len, "port %llu", (unsigned long long)k->id);
+		break;
+	case GROUP_RADDR:
+		if (!k->family) {
+			snprintf(buf, len, "raddr ?");
+			break;
+		}
+		inet_ntop(k->family == 10 ? AF_INET6 : AF_INET, k->addr, a, sizeof(a));
+		snprintf(buf, len, "raddr %s", a);
+		break;
+	case GROUP_COMM:
+		snprintf(buf, len, "comm %.16s[%u]", k->comm, k->tgid);
+		break;
+	case GROUP_CGROUP:
+		snprintf(buf, len, "cgroup %llu", (unsigned long long)k->id);
+		break;
+	default:
+		snprintf(buf, len, "all");
+	}
+}
+
+void stage_report_place(const struct snapshot *s, const struct hist_key *k, char *buf,
+			size_t len)
+{
+	const char *name;
+	char dev[48];
+
+	if (!k->ifindex) {
+		buf[0] = 0;
+		return;
+	}
+	name = s ? snapshot__dev_name(s, k->netns, k->ifindex) : NULL;
+	if (name)
+		snprintf(dev, sizeof(dev), "%s", name);
+	else
+		snprintf(dev, sizeof(dev), "ifindex %u", k->ifindex);
+	if (k->stage == STAGE_TX_QDISC)
+		snprintf(buf, len, "dev %s qdisc %x:%x", dev, k->qdisc_handle >> 16,
+			 k->qdisc_handle & 0xffff);
+	else
+		snprintf(buf, len, "dev %s", dev);
+}
+
+const char *drop_reason_name(unsigned int reason, char *buf, size_t len)
+{
+	static struct btf *btf;
+	static const struct btf_type *t;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__load_vmlinux_btf();
+		if (btf) {
+			int id = btf__find_by_name_kind(btf, "skb_drop_reason", BTF_KIND_ENUM);
+
+			t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+		}
+	}
+	if (t) {
+		const struct btf_enum *e = btf_enum(t);
+
+		for (int i = 0; i < btf_vlen(t); i++, e++) {
+			if ((unsigned int)e->val == reason) {
+				const char *n = btf__name_by_offset(btf, e->name_off);
+
+				if (!strncmp(n, "SKB_DROP_REASON_", 16))
+					n += 16;
+				snprintf(buf, len, "%s", n);
+				return buf;
+			}
+		}
+	}
+	snprintf(buf, len, "reason_%u", reason);
+	return buf;
+}
+
+static int cmp_hist(const void *a, const void *b)
+{
+	const struct snap_hist *x = a, *y = b;
+
+	if (x->key.stage != y->key.stage)
+		return x->key.stage - y->key.stage;
+	return memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+/* Sorted copy of the selected histograms. */
+static struct snap_hist *selected(const struct snapshot *s, const struct stage_report_opts *ro,
+				  size_t *n)
+{
+	struct snap_hist *v = calloc(s->nhists ? s->nhists : 1, sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < s->nhists; i++)
+		if (stage_report_selected(ro, s->hists[i].key.stage))
+			v[(*n)++] = s->hists[i];
+	qsort(v, *n, sizeof(*v), cmp_hist);
+	return v;
+}
+
+static double us(__u64 ns)
+{
+	return (double)ns / 1000.0;
+}
+
+void format_ns(char *buf, size_t len, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0fns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+}
+
+void hist_summary_json(struct json_writer *w, const struct hist *h)
+{
+	struct hist_summary sm;
+
+	hist_summarize(h, &sm);
+	jw_uint(w, "count", sm.count);
+	jw_double(w, "mean_ns", sm.mean_ns);
+	jw_uint(w, "p50_ns", sm.p50_ns);
+	jw_uint(w, "p90_ns", sm.p90_ns);
+	jw_uint(w, "p99_ns", sm.p99_ns);
+	jw_uint(w, "p999_ns", sm.p999_ns);
+	jw_uint(w, "max_ns", sm.max_ns);
+	jw_uint(w, "overflow", sm.overflow);
+}
+
+void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
+{
+	char name[64];
+
+	jw_object_begin(w, "counters");
+	jw_uint(w, "retransmits", s->counters[CNT_RETRANS]);
+	jw_uint(w, "retransmits_timeout", s->counters[CNT_RETRANS_RTO]);
+	jw_uint(w, "retransmits_fast", s->counters[CNT_RETRANS_FAST]);
+	jw_uint(w, "retransmits_tlp", s->counters[CNT_RETRANS_TLP]);
+	jw_uint(w, "retransmits_other", s->counters[CNT_RETRANS_OTHER]);
+	jw_uint(w, "retransmits_untimed", s->counters[CNT_RETRANS_UNTIMED]);
+	jw_uint(w, "retransmits_synack", s->counters[CNT_RETRANS_SYNACK]);
+	jw_uint(w, "drops", s->counters[CNT_DROPS]);
+	jw_object_begin(w, "drop_reasons");
+	for (int i = 0; i < TT_DROP_REASONS; i++)
+		if (s->drop_reasons[i])
+			jw_uint(w, drop_reason_name(i, name, sizeof(name)), s->drop_reasons[i]);
+	jw_object_end(w);
+	jw_uint(w, "ecn_ce", s->counters[CNT_ECN_CE]);
+	jw_uint(w, "qdisc_packets", s->counters[CNT_QDISC_PKTS]);
+	jw_uint(w, "qdisc_drops", s->counters[CNT_QDISC_DROPS]);
+	jw_uint(w, "evicted", s->hist_evicted);
+	jw_uint(w, "lost", s->events_lost);
+	jw_uint(w, "unmatched_stamps", s->pkt_unmatched);
+	jw_uint(w, "failed_updates", s->counters[CNT_HIST_UPDATE_FAIL] +
+					 s->counters[CNT_FLOW_UPDATE_FAIL] +
+					 s->counters[CNT_PKT_UPDATE_FAIL] +
+					 s->counters[CNT_SCHED_UPDATE_FAIL]);
+	jw_uint(w, "slow_requests_cut", s->slow_cut);
+	jw_uint(w, "sends_untimed", s->counters[CNT_SENDS_UNTIMED]);
+	jw_object_end(w);
+}
+
+void stage_report_json(const struct snapshot *s, const struct stage_report_opts *ro,
+		       struct json_writer *w)
+{
+	struct hist_summary sum;
+	char group[96], place[96];
+	struct snap_hist *v;
+	size_t n;
+
+	jw_double(w, "duration_s", ro->duration_s);
+	jw_array_begin(w, "stages");
+	v = selected(s, ro, &n);
+	for (size_t i = 0; v && i < n; i++) {
+		const struct stage_info *si = stage_info(v[i].key.stage);
+		const struct hist *h = &v[i].h;
+
+		if (!si)
+			continue;
+		hist_summarize(h, &sum);
+		stage_report_group(&v[i].key, group, sizeof(group));
+		stage_report_place(s, &v[i].key, place, sizeof(place));
+		jw_object_begin(w, NULL);
+		jw_string(w, "name", si->name);
+		jw_string(w, "class", class_name(si->class));
+		jw_string(w, "group", group);
+		if (place[0])
+			jw_string(w, "place", place);
+		else
+			jw_null(w, "place");
+		jw_uint(w, "count", sum.count);
+		jw_double(w, "mean_us", sum.mean_ns / 1000.0);
+		jw_double(w, "p50_us", us(sum.p50_ns));
+		jw_double(w, "p90_us", us(sum.p90_ns));
+		jw_double(w, "p99_us", us(sum.p99_ns));
+		jw_double(w, "p999_us", us(sum.p999_ns));
+		jw_double(w, "max_us", us(sum.max_ns));
+		for (__u32 b = 0; b < HIST_SLOTS; b++) {
+			if (h->slots[b]) {
+				jw_double(w, "min_us", us(hist_slot_lo(b)));
+				break;
+			}
+		}
+		jw_uint(w, "overflow", sum.overflow);
+		jw_array_begin(w, "buckets");
+		for (__u32 b = 0; b < HIST_SLOTS; b++) {
+			if (!h->slots[b])
+				continue;
+			jw_array_begin(w, NULL);
+			jw_uint(w, NULL, hist_slot_lo(b));
+			if (b == HIST_OVERFLOW_SLOT)
+				jw_null(w, NULL);
+			else
+				jw_uint(w, NULL, hist_slot_hi(b));
+			jw_uint(w, NULL, h->slots[b]);
+			jw_array_end(w);
+		}
+		jw_array_end(w);
+		jw_object_end(w);
+	}
+	free(v);
+	jw_array_end(w);
+	stage_report_counters_json(s, w);
+}
+
+static void fmt_us(char *buf, size_t len, __u64 ns)
+{
+	double v = ns / 1000.0;
+
+	if (v >= 1e6)
+		snprintf(buf, len, "%.2fs", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, len, "%.2fms", v / 1e3);
+	else
+		snprintf(buf, len, "%.1fus", v);
+}
+
+/* One row per power of two (sub-buckets summed) keeps the chart short. */
+static void chart(const struct hist *h, FILE *f)
+{
+	__u64 rows[HIST_MAX_LOG2 + 2] = { 0 }, maxv = 0;
+	int first = -1, last = -1;
+
+	for (__u32 b = 0; b < HIST_SLOTS; b++) {
+		int r = b == HIST_OVERFLOW_SLOT ? HIST_MAX_LOG2 + 1
+						: (b < HIST_SUB ? 0 : (int)(b / HIST_SUB) + 3);
+
+		if (b < HIST_SUB && b)
+			r = 0;
+		rows[r] += h->slots[b];
+	}
+	for (int r = 0; r < HIST_MAX_LOG2 + 2; r++) {
+		if (!rows[r])
+			continue;
+		if (first < 0)
+			first = r;
+		last = r;
+		if (rows[r] > maxv)
+			maxv = rows[r];
+	}
+	for (int r = first; r >= 0 && r <= last; r++) {
+		char lo[16], hi[16], bar[41];
+		int n = maxv ? (int)(rows[r] * 40 / maxv) : 0;
+
+		fmt_us(lo, sizeof(lo), r == 0 ? 0 : 1ULL << r);
+		fmt_us(hi, sizeof(hi), r == 0 ? 16 : 1ULL << (r + 1));
+		memset(bar, '*', (size_t)n);
+		bar[n] = 0;
+		if (r == HIST_MAX_LOG2 + 1)
+			fprintf(f, "      %10s -> inf    : %-10llu |%-40s|\n", lo,
+				(unsigned long long)rows[r], bar);
+		else
+			fprintf(f, "      %10s -> %-9s: %-10llu |%-40s|\n", lo, hi,
+				(unsigned long long)rows[r], bar);
+	}
+}
+
+void stage_report_counters_text(const struct snapshot *s, FILE *f)
+{
+	char name[64];
+	bool any = false;
+
+	fprintf(f, "retransmits %llu (timeout %llu, fast %llu, tlp %llu, other %llu, syn-ack %llu,"
+		   " untimed %llu)"
+		   "  drops %llu  ecn_ce %llu  qdisc packets %llu drops %llu\n",
+		(unsigned long long)s->counters[CNT_RETRANS],
+		(unsigned long long)s->counters[CNT_RETRANS_RTO],
+		(unsigned long long)s->counters[CNT_RETRANS_FAST],
+		(unsigned long long)s->counters[CNT_RETRANS_TLP],
+		(unsigned long long)s->counters[CNT_RETRANS_OTHER],
+		(unsigned long long)s->counters[CNT_RETRANS_SYNACK],
+		(unsigned long long)s->counters[CNT_RETRANS_UNTIMED],
+		(unsigned long long)s->counters[CNT_DROPS],
+		(unsigned long long)s->counters[CNT_ECN_CE],
+		(unsigned long long)s->counters[CNT_QDISC_PKTS],
+		(unsigned long long)s->counters[CNT_QDISC_DROPS]);
+	for (int i = 0; i < TT_DROP_REASONS; i++) {
+		if (!s->drop_reasons[i])
+			continue;
+		fprintf(f, "%s%s %llu", any ? ", " : "drop reasons: ",
+			drop_reason_name(i, name, sizeof(name)), (unsigned long long)s->drop_reasons[i]);
+		any = true;
+	}
+	if (any)
+		fputc('\n', f);
+	fprintf(f, "tailtrace losses: evicted %llu  lost events %llu  unmatched stamps %llu  "
+		   "failed updates %llu  slow requests cut %llu  untimed sends %llu\n",
+		(unsigned long long)s->hist_evicted, (unsigned long long)s->events_lost,
+		(unsigned long long)s->pkt_unmatched,
+		(unsigned long long)(s->counters[CNT_HIST_UPDATE_FAIL] +
+				     s->counters[CNT_FLOW_UPDATE_FAIL] +
+				     s->counters[CNT_PKT_UPDATE_FAIL] +
+				     s->counters[CNT_SCHED_UPDATE_FAIL]),
+		(unsigned long long)s->slow_cut,
+		(unsigned long long)s->counters[CNT_SENDS_UNTIMED]);
+}
+
+void stage_report_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f)
+{
+	char group[96], place[96], c[7][16];
+	struct hist_summary sum;
+	struct snap_hist *v;
+	size_t n;
+
+	v = selected(s, ro, &n);
+	fprintf(f, "%-12s %-11s %-22s %9s %9s %9s %9s %9s %9s  %s\n", "STAGE", "CLASS", "GROUP",
+		"COUNT", "MEAN", "P50", "P90", "P99", "P99.9", "MAX / PLACE");
+	for (size_t i = 0; v && i < n; i++) {
+		const struct stage_info *si = stage_info(v[i].key.stage);
+
+		if (!si)
+			continue;
+		hist_summarize(&v[i].h, &sum);
+		stage_report_group(&v[i].key, group, sizeof(group));
+		stage_report_place(s, &v[i].key, place, sizeof(place));
+		fmt_us(c[0], 16, (__u64)sum.mean_ns);
+		fmt_us(c[1], 16, sum.p50_ns);
+		fmt_us(c[2], 16, sum.p90_ns);
+		fmt_us(c[3], 16, sum.p99_ns);
+		fmt_us(c[4], 16, sum.p999_ns);
+		fmt_us(c[5], 16, sum.max_ns);
+		fprintf(f, "%-12s %-11s %-22.22s %9llu %9s %9s %9s %9s %9s  %s%s%s\n", si->name,
+			class_name(si->class), group, (unsigned long long)sum.count, c[0], c[1], c[2],
+			c[3], c[4], c[5], place[0] ? "  " : "", place);
+		if (ro->chart)
+			chart(&v[i].h, f);
+	}
+	if (!n)
+		fprintf(f, "(no samples for the selected stages and filters)\n");
+	free(v);
+	stage_report_counters_text(s, f);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The live collector: loads bpf/tailtrace.bpf.c with the user's filters, attaches what this
+ * kernel supports (through bpf_links only), and turns map contents and request events into
+ * snapshots. The only module that talks to the kernel for the TCP/sched stages. */
+#ifndef TT_COLLECTOR_H
+#define TT_COLLECTOR_H
+
+#include <stdbool.h>
+#include "cmd/options.h"
+#include "core/snapshot.h"
+#include "collect/kernel_caps.h"
+
+struct collector;
+
+enum collector_feature {
+	COLL_REQUESTS = 1u << 0,	/* request segmentation + scheduler view (explain, record) */
+	COLL_SLOW_REQS = 1u << 1,	/* keep slow requests for the flight recorder */
+	COLL_SCHED_HIST = 1u << 2,	/* per-request sched.* histograms (hist --stage sched.*) */
+};
+
+/* Called for every finished request (after it was added to the attribution aggregate). */
+typedef void (*collector_req_cb)(const struct req_event *ev, void *ctx);
+
+/* Opens, loads and attaches. On failure returns a negative errno with a one-line reason in
+ * err; *usage is set when the cause was the user's input (exit status 2). */
+int collector__open(struct collector **out, const struct tt_opts *o, unsigned int features,
+		    char *err, size_t errlen, bool *usage);
+/* Stages this kernel could not feed, with the reason, for one stderr line each. */
+int collector__unavailable(const struct collector *c, enum tt_stage *stages, const char **why,
+			   int max);
+const struct kernel_caps *collector__caps(const struct collector *c);
+
+void collector__set_req_cb(struct collector *c, collector_req_cb cb, void *ctx);
+/* Consumes request events; returns number consumed or negative errno (-EINTR ok). */
+int collector__poll(struct collector *c, int timeout_ms);
+/* Bytes of request events waiting in the ring buffer, and its size; false if unknown.
+ * Safe to call from another thread. */
+bool collector__backlog(const struct collector *c, __u64 *used, __u64 *size);
+/* The request rings' fds (readable once the BPF side wakes their reader); their count. */
+unsigned int collector__ring_fds(const struct collector *c, const int **fds);
+/* Moves everything measured since the last call into s (initialised by the caller):
+ * histograms (CPUs merged, keys deleted from the kernel maps), counter deltas, drop
+ * reasons, device names, evictions, the attribution aggregate and slow requests. */
+int collector__snapshot(struct collector *c, struct snapshot *s);
+void collector__close(struct collector *c);
+
+#endif

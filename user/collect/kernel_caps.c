@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Probes the running kernel by loading, attaching and firing one minimal program of each
+ * hook kind (bpf/probe.bpf.c): availability is observed, never guessed from the version. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "collect/kernel_caps.h"
+#include "collect/cgroup.h"
+#include "probe.skel.h"
+
+#define TRACEFS_MAGIC 0x74726163
+
+static const char *const kind_names[PK__MAX] = {
+	[PK_TP_BTF] = "tp_btf",
+	[PK_RAW_TP] = "raw_tp",
+	[PK_TRACEPOINT] = "tracepoint",
+	[PK_KPROBE] = "kprobe",
+	[PK_FENTRY] = "fentry",
+	[PK_UPROBE] = "uprobe",
+	[PK_SOCKOPS_TSTAMP] = "sockops_tx_timestamping",
+	[PK_TC] = "tc",
+	[PK_XDP] = "xdp",
+};
+
+/* Tracepoints the stages use (tp_btf needs btf_trace_<event> in vmlinux BTF). */
+static const char *const needed_tps[] = {
+	"tcp:tcp_sendmsg_locked", "tcp:tcp_probe", "tcp:tcp_retransmit_skb",
+	"tcp:tcp_retransmit_synack",
+	"sock:sock_send_length", "sock:sock_recv_length", "sock:sk_data_ready",
+	"sock:inet_sock_set_state", "tcp:tcp_destroy_sock", "qdisc:qdisc_enqueue", "qdisc:qdisc_dequeue",
+	"net:net_dev_queue", "net:net_dev_start_xmit", "net:net_dev_xmit",
+	"net:netif_receive_skb", "skb:kfree_skb", "sched:sched_switch", "sched:sched_wakeup",
+	"sched:sched_process_exit",
+};
+
+const char *probe_kind_name(enum probe_kind k)
+{
+	return (unsigned)k < PK__MAX ? kind_names[k] : "?";
+}
+
+bool kernel_caps_has_tp(const struct kernel_caps *c, const char *name)
+{
+	for (int i = 0; i < c->ntps; i++)
+		if (!strcmp(c->tps[i].name, name))
+			return c->tps[i].btf;
+	return false;
+}
+
+/* A function for the uprobe probe to hit: noinline and used, so it exists in the binary. */
+__attribute__((noinline, used)) int tt_probe_uprobe_target(int x)
+{
+	asm volatile("" ::: "memory");
+	return x + 1;
+}
+
+/* File offset of a function of this executable, from /proc/self/maps: works even when
+ * the binary is stripped. */
+static long self_func_offset(void *fn, char *path, size_t pathlen)
+{
+	unsigned long addr = (unsigned long)fn, lo, hi, off;
+	char line[512], perm[8], file[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	long res = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		file[0] = 0;
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %255s", &lo, &hi, perm, &off, file) < 4)
+			continue;
+		if (addr >= lo && addr < hi && perm[2] == 'x') {
+			res = (long)(addr - lo + off);
+			snprintf(path, pathlen, "%s", file);
+			break;
+		}
+	}
+	fclose(f);
+	return res;
+}
+
+static void set_only(struct probe_bpf *skel, struct bpf_program *keep)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, skel->obj)
+		bpf_program__set_autoload(p, p == keep);
+}
+
+static void result_err(struct hook_result *r, int err, const char *what)
+{
+	r->available = false;
+	r->err = err < 0 ? -err : err;
+	snprintf(r->detail, sizeof(r->detail), "%s: %s", what, strerror(r->err));
+}
+
+/* A loopback TCP exchange on a port the sockops probe filters on. */
+static int loopback_exchange(int lfd)
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	char buf[256] = { 0 };
+	int c, s, err = 0;
+
+	if (getsockname(lfd, (struct sockaddr *)&a, &alen))
+		return -errno;
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0)
+		return -errno;
+	if (connect(c, (struct sockaddr *)&a, sizeof(a))) {
+		err = -errno;
+		close(c);
+		return err;
+	}
+	s = accept(lfd, NULL, NULL);
+	if (s < 0) {
+		err = -errno;
+		close(c);
+		return err;
+	}
+	for (int i = 0; i < 3 && !err; i++) {
+		if (send(c, buf, sizeof(buf), 0) != sizeof(buf) ||
+		    recv(s, buf, sizeof(buf), MSG_WAITALL) != sizeof(buf))
+			err = -EIO;
+		usleep(2000);
+	}
+	usleep(20000); /* let the ACKs arrive */
+	close(s);
+	close(c);
+	return err;
+}
+
+static void probe_one(struct kernel_caps *c, enum probe_kind kind)
+{
+	struct hook_result *r = &c->kinds[kind];
+	struct bpf_program *prog = NULL;
+	struct bpf_link *link = NULL;
+	struct probe_bpf *skel;
+	int err, lfd = -1, cgfd = -1;
+	char path[256];
+
+	skel = probe_bpf__open();
+	if (!skel) {
+		result_err(r, errno, "open");
+		return;
+	}
+	switch (kind) {
+	case PK_TP_BTF: prog = skel->progs.probe_tp_btf; break;
+	case PK_RAW_TP: prog = skel->progs.probe_raw_tp; break;
+	case PK_TRACEPOINT: prog = skel->progs.probe_tracepoint; break;
+	case PK_KPROBE: prog = skel->progs.probe_kprobe; break;
+	case PK_FENTRY: prog = skel->progs.probe_fentry; break;
+	case PK_UPROBE: prog = skel->progs.probe_uprobe; break;
+	case PK_SOCKOPS_TSTAMP: prog = skel->progs.probe_sockops; break;
+	case PK_TC: prog = skel->progs.probe_tc; break;
+	case PK_XDP: prog = skel->progs.probe_xdp; break;
+	default: goto out;
+	}
+	set_only(skel, prog);
+	if (kind == PK_SOCKOPS_TSTAMP) {
+		struct sockaddr_in a = { .sin_family = AF_INET,
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t alen = sizeof(a);
+
+		lfd = socket(AF_INET, SOCK_STREAM, 0);
+		if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 4) ||
+		    getsockname(lfd, (struct sockaddr *)&a, &alen)) {
+			result_err(r, errno, "loopback listener");
+			goto out;
+		}
+		skel->rodata->targ_port = ntohs(a.sin_port);
+	}
+	err = probe_bpf__load(skel);
+	if (err) {
+		result_err(r, err, "load");
+		goto out;
+	}
+	switch (kind) {
+	case PK_TC:
+	case PK_XDP: {
+		unsigned char pkt[64] = { 0 };
+		LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt),
+			    .repeat = 1);
+
+		pkt[12] = 0x08; /* ethertype IPv4 */
+		err = bpf_prog_test_run_opts(bpf_program__fd(prog), &topts);
+		if (err) {
+			result_err(r, errno, "test run");
+			goto out;
+		}
+		break;
+	}
+	case PK_UPROBE: {
+		LIBBPF_OPTS(bpf_uprobe_opts, uopts);
+		long off = self_func_offset((void *)tt_probe_uprobe_target, path, sizeof(path));
+
+		if (off < 0) {
+			result_err(r, (int)off, "locate target");
+			goto out;
+		}
+		link = bpf_program__attach_uprobe_opts(prog, getpid(), path, (size_t)off, &uopts);
+		if (!link) {
+			result_err(r, errno, "attach");
+			goto out;
+		}
+		for (volatile int i = 0; i < 3; i = tt_probe_uprobe_target(i))
+			;
+		break;
+	}
+	case PK_SOCKOPS_TSTAMP:
+		cgfd = cgroup_open_self();
+		if (cgfd < 0) {
+			result_err(r, cgfd, "cgroup v2 of this process");
+			goto out;
+		}
+		link = bpf_program__attach_cgroup(prog, cgfd);
+		if (!link) {
+			result_err(r, errno, "attach to cgroup");
+			goto out;
+		}
+		err = loopback_exchange(lfd);
+		if (err) {
+			result_err(r, err, "loopback exchange");
+			goto out;
+		}
+		for (int i = 0; i < PT__MAX; i++)
+			c->tstamp_cb[i] = skel->bss->tstamp_hits[i] > 0;
+		if (!c->tstamp_cb[PT_SENDMSG]) {
+			r->available = false;
+			r->err = EOPNOTSUPP;
+			snprintf(r->detail, sizeof(r->detail),
+				 "loaded and attached, but TSTAMP_SENDMSG_CB never fired");
+			goto out;
+		}
+		r->available = true;
+		snprintf(r->detail, sizeof(r->detail), "fired: SENDMSG%s%s%s%s",
+			 c->tstamp_cb[PT_SCHED] ? " SCHED" : "", c->tstamp_cb[PT_SND_SW] ? " SND_SW" : "",
+			 c->tstamp_cb[PT_SND_HW] ? " SND_HW" : "", c->tstamp_cb[PT_ACK] ? " ACK" : "");
+		goto out;
+	default:
+		link = bpf_program__attach(prog);
+		if (!link) {
+			result_err(r, errno, "attach");
+			goto out;
+		}
+		if (kind == PK_KPROBE) {
+			/* tcp_sendmsg fires on the loopback exchange of the next probe; loading and
+			 * attaching is the capability we need */
+			r->available = true;
+			snprintf(r->detail, sizeof(r->detail), "loaded and attached");
+			goto out;
+		}
+		for (int i = 0; i < 50 && !skel->bss->hits[kind]; i++)
+			usleep(2000); /* context switches happen while we sleep */
+	}
+	if (skel->bss->hits[kind]) {
+		r->available = true;
+		snprintf(r->detail, sizeof(r->detail), "%s",
+			 kind == PK_TC || kind == PK_XDP ? "loaded and ran (BPF_PROG_TEST_RUN)"
+							 : "loaded, attached and fired");
+	} else {
+		r->available = false;
+		r->err = ENODATA;
+		snprintf(r->detail, sizeof(r->detail), "loaded and attached but never fired");
+	}
+out:
+	bpf_link__destroy(link);
+	if (cgfd >= 0)
+		close(cgfd);
+	if (lfd >= 0)
+		close(lfd);
+	probe_bpf__destroy(skel);
+}
+
+static bool tracefs_mounted(const char *path)
+{
+	struct statfs s;
+
+	return !statfs(path, &s) && (unsigned long)s.f_type == TRACEFS_MAGIC;
+}
+
+int kernel_caps_probe(struct kernel_caps *c)
+{
+	struct utsname u;
+	struct btf *btf;
+
+	memset(c, 0, sizeof(*c));
+	if (!uname(&u))
+		snprintf(c->release, sizeof(c->release), "%s", u.release);
+	c->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	c->tracefs = tracefs_mounted("/sys/kernel/tracing");
+	if (!c->tracefs && !mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL)) {
+		c->tracefs = tracefs_mounted("/sys/kernel/tracing");
+		c->tracefs_mounted_by_us = c->tracefs;
+	}
+	btf = c->btf ? btf__load_vmlinux_btf() : NULL;
+	for (size_t i = 0; i < sizeof(needed_tps) / sizeof(needed_tps[0]); i++) {
+		struct tp_need *t = &c->tps[c->ntps++];
+		char name[128], path[256];
+		const char *ev = strchr(needed_tps[i], ':') + 1;
+
+		t->name = needed_tps[i];
+		snprintf(name, sizeof(name), "btf_trace_%s", ev);
+		t->btf = btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
+		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%.*s/%s",
+			 (int)(ev - needed_tps[i] - 1), needed_tps[i], ev);
+		t->tracefs = c->tracefs && access(path, F_OK) == 0;
+	}
+	btf__free(btf);
+	for (int k = 0; k < PK__MAX; k++)
+		probe_one(c, k);
+	return 0;
+}

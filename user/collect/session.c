@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Common command flow: options, privileges, collector, interval loop, clean stop. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "cmd/commands.h"
+#include "lib/log.h"
+#include "collect/privs.h"
+#include "rdma/rdma_tracer.h"
+#include "collect/self_prio.h"
+#include "collect/session.h"
+#include "core/stages.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+void session_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+bool session_stopping(void)
+{
+	return stop_flag;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool ring_backlog(void *coll, __u64 *used, __u64 *size)
+{
+	return collector__backlog(coll, used, size);
+}
+
+/* Connections that predate tailtrace: what could not be armed is said once (tx.sendq and
+ * tx.ack would silently lack them), what was armed only with -v. */
+int session_start(struct session *s, const char *cmd, int argc, char **argv, unsigned int allowed,
+		  unsigned int features, session_features_fn features_of)
+{
+	enum tt_stage miss[STAGE__MAX];
+	const char *why[STAGE__MAX];
+	unsigned int nfds;
+	const int *fds;
+	char err[512];
+	bool usage;
+	int r, n;
+
+	memset(s, 0, sizeof(*s));
+	r = opts_parse(&s->o, argc, argv, allowed, err, sizeof(err));
+	if (r == 1) {
+		cmd_print_help(cmd);
+		return 0;
+	}
+	log_setup(s->o.json, s->o.verbose);
+	if (r < 0) {
+		tt_error("%s", err);
+		return 2;
+	}
+	if (s->o.nargs) {
+		tt_error("unexpected argument '%s' (see 'tailtrace %s --help')", s->o.args[0], cmd);
+		return 2;
+	}
+	if (!privs_require())
+		return 1;
+	session_signals();
+	if (features_of)
+		features |= features_of(&s->o);
+	r = collector__open(&s->coll, &s->o, features, err, sizeof(err), &usage);
+	if (r) {
+		tt_error("%s", err);
+		return usage ? 2 : 1;
+	}
+	if (s->o.seen & OPT_RDMA) {
+		r = rdma_tracer__open(&s->o, stderr, &s->rdma, err, sizeof(err));
+		if (r) {
+			tt_error("%s", err);
+			collector__close(s->coll);
+			s->coll = NULL;
+			return r == -EINVAL ? 2 : 1;
+		}
+	}
+	n = collector__unavailable(s->coll, miss, why, STAGE__MAX);
+	for (int i = 0; i < n; i++)
+		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name, why[i]);
+	s->started = now_s();
+	/* from here on the work is ours, not the service's: it waits for idle CPU time */
+	nfds = collector__ring_fds(s->coll, &fds);
+	s->prio = self_prio__start(ring_backlog, s->coll, fds, nfds);
+	return -1;
+}
+
+double session_elapsed(const struct session *s)
+{
+	return now_s() - s->started;
+}
+
+bool session_wait(struct session *s, double interval_s)
+{
+	double start = now_s(), end;
+
+	if (interval_s <= 0)
+		interval_s = 1e9;
+	end = start + interval_s;
+	if (s->o.duration_s > 0 && s->started + s->o.duration_s < end)
+		end = s->started + s->o.duration_s;
+	while (!stop_flag) {
+		double left = end - now_s();
+
+		if (left <= 0)
+			break;
+		session_poll(s, left > 0.1 ? 100 : (int)(left * 1000) + 1);
+	}
+	if (stop_flag)
+		return false;
+	return !(s->o.duration_s > 0 && now_s() >= s->started + s->o.duration_s - 1e-3);
+}
+
+void session_poll(struct session *s, int timeout_ms)
+{
+	if (s->rdma) {
+		/* RDMA discovery and its sampling window want attention every few ms */
+		if (timeout_ms > 20)
+			timeout_ms = 20;
+		rdma_tracer__poll(s->rdma, 0);
+	}
+	collector__poll(s->coll, timeout_ms);
+}
+
+int session_snapshot(struct session *s, struct snapshot *snap)
+{
+	int r = collector__snapshot(s->coll, snap);
+
+	if (!r && s->rdma)
+		r = rdma_tracer__collect(s->rdma, snap);
+	return r;
+}
+
+int session_run(struct session *s, double interval_s, long count, session_emit_fn emit,
+		void *ctx)
+{
+	double last = 0;
+	bool more = true;
+	int r = 0;
+
+	for (long i = 0; more && !r; i++) {
+		struct snapshot snap;
+		double now;
+
+		more = session_wait(s, interval_s) && (!count || i + 1 < count);
+		snapshot__init(&snap);
+		r = session_snapshot(s, &snap);
+		now = session_elapsed(s);
+		if (!r)
+			emit(s, &snap, now - last, !more, ctx);
+		last = now;
+		snapshot__free(&snap);
+	}
+	session_end(s);
+	return r ? 1 : 0;
+}
+
+void session_end(struct session *s)
+{
+	self_prio__stop(s->prio);
+	s->prio = NULL;
+	rdma_tracer__close(s->rdma);
+	s->rdma = NULL;
+	collector__close(s->coll);
+	s->coll = NULL;
+}

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Snapshot containers and merging: every aggregate here is mergeable by addition. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/snapshot.h"
+#include "core/histogram.h"
+#include "attr/attribution.h"
+
+void snapshot__init(struct snapshot *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void snapshot__free(struct snapshot *s)
+{
+	free(s->hists);
+	free(s->devs);
+	free(s->slow_reqs);
+	attr_agg__free(s->attr);
+	memset(s, 0, sizeof(*s));
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const struct hist *h)
+{
+	for (size_t i = 0; i < s->nhists; i++) {
+		if (!memcmp(&s->hists[i].key, key, sizeof(*key))) {
+			hist_add(&s->hists[i].h, h);
+			return 0;
+		}
+	}
+	if (grow((void **)&s->hists, &s->hists_cap, s->nhists + 1, sizeof(*s->hists)))
+		return -ENOMEM;
+	s->hists[s->nhists].key = *key;
+	s->hists[s->nhists].h = *h;
+	s->nhists++;
+	return 0;
+}
+
+int snapshot__add_dev(struct snapshot *s, const struct dev_key *key, const char *name)
+{
+	for (size_t i = 0; i < s->ndevs; i++)
+		if (s->devs[i].key.netns == key->netns && s->devs[i].key.ifindex == key->ifindex)
+			return 0;
+	if (grow((void **)&s->devs, &s->devs_cap, s->ndevs + 1, sizeof(*s->devs)))
+		return -ENOMEM;
+	s->devs[s->ndevs].key = *key;
+	memset(s->devs[s->ndevs].name, 0, sizeof(s->devs[s->ndevs].name));
+	strncpy(s->devs[s->ndevs].name, name, sizeof(s->devs[s->ndevs].name) - 1);
+	s->ndevs++;
+	return 0;
+}
+
+const char *snapshot__dev_name(const struct snapshot *s, __u32 netns, __u32 ifindex)
+{
+	for (size_t i = 0; i < s->ndevs; i++)
+		if (s->devs[i].key.ifindex == ifindex && (!netns || s->devs[i].key.netns == netns))
+			return s->devs[i].name;
+	return NULL;
+}
+
+int snapshot__merge(struct snapshot *dst, const struct snapshot *src)
+{
+	int err;
+
+	if (!dst->start_ns || (src->start_ns && src->start_ns < dst->start_ns))
+		dst->start_ns = src->start_ns;
+	if (src->end_ns > dst->end_ns)
+		dst->end_ns = src->end_ns;
+	for (size_t i = 0; i < src->nhists; i++)
+		if ((err = snapshot__add_hist(dst, &src->hists[i].key, &src->hists[i].h)))
+			return err;
+	for (size_t i = 0; i < src->ndevs; i++)
+		if ((err = snapshot__add_dev(dst, &src->devs[i].key, src->devs[i].name)))
+			return err;
+	for (int i = 0; i < CNT__MAX; i++)
+		dst->counters[i] += src->counters[i];
+	for (int i = 0; i < TT_DROP_REASONS; i++)
+		dst->drop_reasons[i] += src->drop_reasons[i];
+	dst->hist_evicted += src->hist_evicted;
+	if (src->hist_live > dst->hist_live)
+		dst->hist_live = src->hist_live;
+	dst->events_lost += src->events_lost;
+	dst->pkt_unmatched += src->pkt_unmatched;
+	for (size_t i = 0; i < src->nslow; i++) {
+		if (grow((void **)&dst->slow_reqs, &dst->slow_cap, dst->nslow + 1,
+			 sizeof(*dst->slow_reqs)))
+			return -ENOMEM;
+		dst->slow_reqs[dst->nslow++] = src->slow_reqs[i];
+	}
+	dst->slow_cut += src->slow_cut;
+	if (src->slow_threshold_ns > dst->slow_threshold_ns)
+		dst->slow_threshold_ns = src->slow_threshold_ns;
+	dst->self_cpu_s += src->self_cpu_s;
+	if (src->self_rss_kb > dst->self_rss_kb)
+		dst->self_rss_kb = src->self_rss_kb;
+	if (src->attr) {
+		if (!dst->attr && !(dst->attr = attr_agg__new()))
+			return -ENOMEM;
+		attr_agg__merge(dst->attr, src->attr);
+	}
+	return 0;
+}

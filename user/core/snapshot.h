@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One interval's worth of everything tailtrace measured, as plain structs: what the
+ * collector reads from the kernel, what `record` stores and `report` merges. */
+#ifndef TT_SNAPSHOT_H
+#define TT_SNAPSHOT_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "tailtrace.h"
+
+struct snap_hist {
+	struct hist_key key;
+	struct hist h;		/* CPUs already merged */
+};
+
+struct snap_dev {
+	struct dev_key key;
+	char name[16];
+};
+
+struct snapshot {
+	__u64 start_ns;		/* CLOCK_REALTIME of the interval start */
+	__u64 end_ns;
+	struct snap_hist *hists;
+	size_t nhists, hists_cap;
+	struct snap_dev *devs;
+	size_t ndevs, devs_cap;
+	__u64 counters[CNT__MAX];
+	__u64 drop_reasons[TT_DROP_REASONS];
+	__u64 hist_evicted;	/* histogram keys evicted by the LRU map */
+	__u64 hist_live;	/* histogram keys present at snapshot time */
+	__u64 events_lost;	/* ring buffer events lost (also in counters) */
+	__u64 pkt_unmatched;	/* per-packet/per-send stamps evicted or never matched */
+	/* flight recorder: requests above the adaptive threshold, bounded per interval */
+	struct req_event *slow_reqs;
+	size_t nslow, slow_cap;
+	__u64 slow_cut;		/* slow requests not kept because the bound was hit */
+	__u64 slow_threshold_ns;
+	/* tailtrace's own cost over the interval */
+	double self_cpu_s;
+	__u64 self_rss_kb;
+	/* opaque mergeable attribution aggregate (user/attr/attribution.h), may be NULL */
+	struct attr_agg *attr;
+};
+
+void snapshot__init(struct snapshot *s);
+void snapshot__free(struct snapshot *s);
+/* Adds (merges) a histogram under key: same key -> hist_add. Returns 0 or -ENOMEM. */
+int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const struct hist *h);
+int snapshot__add_dev(struct snapshot *s, const struct dev_key *key, const char *name);
+const char *snapshot__dev_name(const struct snapshot *s, __u32 netns, __u32 ifindex);
+/* dst += src: histograms by key, counters, devices, slow requests (all of them: bounding is
+ * the collector's job, per interval). */
+int snapshot__merge(struct snapshot *dst, const struct snapshot *src);
+
+#endif

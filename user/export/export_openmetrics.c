@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/* OpenMetrics 1.0 text exposition of a snapshot: stage latency histograms, the global
+ * counters and tailtrace's own cost. Used by `report --format openmetrics` and by the
+ * `record --listen` endpoint. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "export/exports.h"
+#include "core/histogram.h"
+#include "record/record_format.h"
+#include "core/stages.h"
+
+#define LABELS_LEN 512
+
+struct om_series {
+	char labels[LABELS_LEN];	/* already escaped, without braces */
+	struct hist h;
+};
+
+/* Label values escape backslash, double quote and line feed; nothing else. */
+static void escape_value(char *dst, size_t len, const char *src)
+{
+	size_t o = 0;
+
+	for (; *src && o + 3 < len; src++) {
+		if (*src == '\\' || *src == '"') {
+			dst[o++] = '\\';
+			dst[o++] = *src;
+		} else if (*src == '\n') {
+			dst[o++] = '\\';
+			dst[o++] = 'n';
+		} else {
+			dst[o++] = *src;
+		}
+	}
+	dst[o] = '\0';
+}
+
+/* An integral number of nanoseconds as exact decimal seconds. */
+static void print_seconds(FILE *f, __u64 ns)
+{
+	__u64 frac = ns % 1000000000ULL;
+	char digits[16];
+	int n;
+
+	if (!frac) {
+		fprintf(f, "%llu", (unsigned long long)(ns / 1000000000ULL));
+		return;
+	}
+	n = snprintf(digits, sizeof(digits), "%09llu", (unsigned long long)frac);
+	while (n > 1 && digits[n - 1] == '0')
+		digits[--n] = '\0';
+	fprintf(f, "%llu.%s", (unsigned long long)(ns / 1000000000ULL), digits);
+}
+
+static void print_ts(FILE *f, __u64 ts_ns)
+{
+	if (!ts_ns)
+		return;
+	fputc(' ', f);
+	print_seconds(f, ts_ns);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *unit,
+		   const char *help)
+{
+	fprintf(f, "# TYPE %s %s\n", name, type);
+	if (unit)
+		fprintf(f, "# UNIT %s %s\n", name, unit);
+	fprintf(f, "# HELP %s %s\n", name, help);
+}
+
+static void counter(FILE *f, const char *name, const char *unit, const char *help, __u64 v,
+		    __u64 ts)
+{
+	family(f, name, "counter", unit, help);
+	fprintf(f, "%s_total %llu", name, (unsigned long long)v);
+	print_ts(f, ts);
+	fputc('\n', f);
+}
+
+static int cmp_series(const void *a, const void *b)
+{
+	return strcmp(((const struct om_series *)a)->labels, ((const struct om_series *)b)->labels);
+}
+
+static void series_labels(const struct snapshot *s, const struct hist_key *k, char *out,
+			  size_t len)
+{
+	const struct stage_info *si = stage_info(k->stage);
+	char group[96], place[96], eg[200], ep[200];
+
+	export_group_label(k, group, sizeof(group));
+	export_place_label(s, k, place, sizeof(place));
+	escape_value(eg, sizeof(eg), group);
+	escape_value(ep, sizeof(ep), place);
+	snprintf(out, len, "stage=\"%s\",class=\"%s\",group=\"%s\",place=\"%s\"", si->name,
+		 class_name(si->class), eg, ep);
+}
+
+/* Keys that differ only in what the labels do not show (netns, address family...) are
+ * one series: a label set may appear only once in a family. */
+static int collect_series(const struct snapshot *s, struct om_series **out, size_t *n)
+{
+	struct om_series *v;
+	size_t cnt = 0, w = 0;
+
+	v = calloc(s->nhists ? s->nhists : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nhists; i++) {
+		if (!stage_info(s->hists[i].key.stage))
+			continue;
+		series_labels(s, &s->hists[i].key, v[cnt].labels, LABELS_LEN);
+		v[cnt].h = s->hists[i].h;
+		cnt++;
+	}
+	qsort(v, cnt, sizeof(*v), cmp_series);
+	for (size_t i = 0; i < cnt; i++) {
+		if (w && !strcmp(v[w - 1].labels, v[i].labels))
+			hist_add(&v[w - 1].h, &v[i].h);
+		else if (w != i)
+			v[w++] = v[i];
+		else
+			w++;
+	}
+	*out = v;
+	*n = w;
+	return 0;
+}
+
+static void print_histogram(FILE *f, const struct om_series *se, __u64 ts)
+{
+	const struct hist *h = &se->h;
+	__u64 cum = 0, total = 0;
+	__u32 slot = 0;
+
+	/* the slots are the truth: +Inf and _count are their sum, so the buckets are
+	 * cumulative and end at _count whatever the per-CPU count said */
+	for (__u32 i = 0; i < HIST_SLOTS; i++)
+		total += h->slots[i];
+	for (int k = OM_BUCKET_LOG2_MIN; k <= OM_BUCKET_LOG2_MAX; k++) {
+		__u32 end = hist_slot(1ULL << k); /* first slot at or above 2^k */
+
+		for (; slot < end; slot++)
+			cum += h->slots[slot];
+		fprintf(f, "tailtrace_stage_latency_seconds_bucket{%s,le=\"", se->labels);
+		print_seconds(f, (1ULL << k) - 1);
+		fprintf(f, "\"} %llu", (unsigned long long)cum);
+		print_ts(f, ts);
+		fputc('\n', f);
+	}
+	fprintf(f, "tailtrace_stage_latency_seconds_bucket{%s,le=\"+Inf\"} %llu", se->labels,
+		(unsigned long long)total);
+	print_ts(f, ts);
+	fprintf(f, "\ntailtrace_stage_latency_seconds_count{%s} %llu", se->labels,
+		(unsigned long long)total);
+	print_ts(f, ts);
+	fprintf(f, "\ntailtrace_stage_latency_seconds_sum{%s} ", se->labels);
+	print_seconds(f, h->sum_ns);
+	print_ts(f, ts);
+	fputc('\n', f);
+}
+
+int export_openmetrics(FILE *f, const struct snapshot *s, __u64 ts)
+{
+	struct om_series *series;
+	char name[96], help[160];
+	size_t n;
+	int err;
+	bool any_drop = false;
+
+	err = collect_series(s, &series, &n);
+	if (err)
+		return err;
+	family(f, "tailtrace_stage_latency_seconds", "histogram", "seconds",
+	       "Latency of each stage (docs/stages.md) by grouping and place");
+	for (size_t i = 0; i < n; i++)
+		print_histogram(f, &series[i], ts);
+	free(series);
+
+	for (int i = 0; i < CNT__MAX; i++) {
+		snprintf(name, sizeof(name), "tailtrace_%s", rec_counter_name(i));
+		snprintf(help, sizeof(help), "Kernel-side counter %s (docs/stages.md)",
+			 rec_counter_name(i));
+		counter(f, name, NULL, help, s->counters[i], ts);
+	}
+	counter(f, "tailtrace_hist_evicted", NULL,
+		"Histogram keys evicted from the bounded kernel map", s->hist_evicted, ts);
+	counter(f, "tailtrace_slow_requests_cut", NULL,
+		"Slow requests not kept because the per-interval bound was hit", s->slow_cut, ts);
+
+	for (int i = 0; i < TT_DROP_REASONS; i++)
+		any_drop |= s->drop_reasons[i] != 0;
+	family(f, "tailtrace_drops_by_reason", "counter", NULL,
+	       "Packet drops on traced flows by kernel drop reason number (last: all higher)");
+	for (int i = 0; any_drop && i < TT_DROP_REASONS; i++) {
+		if (!s->drop_reasons[i])
+			continue;
+		fprintf(f, "tailtrace_drops_by_reason_total{reason=\"%d\"} %llu", i,
+			(unsigned long long)s->drop_reasons[i]);
+		print_ts(f, ts);
+		fputc('\n', f);
+	}
+
+	family(f, "tailtrace_hist_keys_live", "gauge", NULL,
+	       "Histogram keys present in the kernel map at the last snapshot");
+	fprintf(f, "tailtrace_hist_keys_live %llu", (unsigned long long)s->hist_live);
+	print_ts(f, ts);
+	fputc('\n', f);
+
+	family(f, "tailtrace_slow_threshold_seconds", "gauge", "seconds",
+	       "Adaptive latency threshold above which requests are kept");
+	fputs("tailtrace_slow_threshold_seconds ", f);
+	print_seconds(f, s->slow_threshold_ns);
+	print_ts(f, ts);
+	fputc('\n', f);
+
+	family(f, "tailtrace_self_cpu_seconds", "counter", "seconds",
+	       "CPU time tailtrace itself used");
+	fprintf(f, "tailtrace_self_cpu_seconds_total %.6f", s->self_cpu_s >= 0 ? s->self_cpu_s : 0);
+	print_ts(f, ts);
+	fputc('\n', f);
+
+	family(f, "tailtrace_self_rss_bytes", "gauge", "bytes",
+	       "Resident memory of tailtrace (largest seen)");
+	fprintf(f, "tailtrace_self_rss_bytes %llu", (unsigned long long)s->self_rss_kb * 1024);
+	print_ts(f, ts);
+	fputc('\n', f);
+	fputs("# EOF\n", f);
+	return ferror(f) ? -EIO : 0;
+}

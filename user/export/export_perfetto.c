@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Flight-recorder requests as Chrome trace-event JSON (opens in Perfetto UI and
+ * chrome://tracing): one track per request, its attribution parts as complete events. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include "export/exports.h"
+#include "attr/attribution.h"
+#include "lib/json.h"
+
+/* Trace-event timestamps are microseconds; printing ns / 1000 with three exact decimals
+ * keeps nested events nested (no rounding can push a child past its parent). */
+static void print_us(FILE *f, __u64 ns)
+{
+	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct req_event *x = *(const struct req_event *const *)a;
+	const struct req_event *y = *(const struct req_event *const *)b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->sk_cookie < y->sk_cookie ? -1 : x->sk_cookie > y->sk_cookie;
+}
+
+static void comm_of(const struct req_event *e, char *buf, size_t len)
+{
+	char c[17];
+
+	memcpy(c, e->comm, 16);
+	c[16] = '\0';
+	snprintf(buf, len, "%s[%u]", c[0] ? c : "?", e->tgid);
+}
+
+static void peer_of(const struct req_event *e, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->raddr, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	if (e->family == AF_INET6)
+		snprintf(buf, len, "[%s]:%u", a, e->rport);
+	else
+		snprintf(buf, len, "%s:%u", a, e->rport);
+}
+
+static void event_head(FILE *f, bool *first, const char *ph, const char *name, const char *cat,
+		       __u32 pid, __u64 tid)
+{
+	fputs(*first ? "\n" : ",\n", f);
+	*first = false;
+	fprintf(f, "{\"ph\":\"%s\",\"name\":", ph);
+	json_print_string(f, name);
+	if (cat) {
+		fputs(",\"cat\":", f);
+		json_print_string(f, cat);
+	}
+	fprintf(f, ",\"pid\":%u,\"tid\":%llu", pid, (unsigned long long)tid);
+}
+
+int export_perfetto(FILE *f, const struct snapshot *s)
+{
+	const struct req_event **reqs;
+	bool first = true;
+	char buf[160], peer[64];
+	struct attr_split sp;
+
+	reqs = malloc((s->nslow ? s->nslow : 1) * sizeof(*reqs));
+	if (!reqs)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nslow; i++)
+		reqs[i] = &s->slow_reqs[i];
+	qsort(reqs, s->nslow, sizeof(*reqs), cmp_start);
+
+	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"source\":\"tailtrace flight recorder\","
+	      "\"clock\":\"CLOCK_MONOTONIC\",\"requests\":", f);
+	fprintf(f, "%zu,\"cut\":%llu},\"traceEvents\":[", s->nslow,
+		(unsigned long long)s->slow_cut);
+	for (size_t i = 0; i < s->nslow; i++) {
+		const struct req_event *e = reqs[i];
+		/* pid = the serving process; every request gets its own track (tid) so
+		 * overlapping requests never share one */
+		__u32 pid = e->tgid ? e->tgid : 1;
+		__u64 tid = i + 1, dur = e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0;
+		__u64 at = e->start_ns;
+		/* sorted by process, then start: a process's requests are adjacent */
+		if (!i || reqs[i - 1]->tgid != e->tgid) {
+			comm_of(e, buf, sizeof(buf));
+			event_head(f, &first, "M", "process_name", NULL, pid, 0);
+			fputs(",\"args\":{\"name\":", f);
+			json_print_string(f, buf);
+			fputs("}}", f);
+		}
+		peer_of(e, peer, sizeof(peer));
+		snprintf(buf, sizeof(buf), "request %zu :%u %s %s (%.3f ms)", i + 1, e->lport,
+			 e->role == ROLE_CLIENT ? "->" : "<-", peer, dur / 1e6);
+		event_head(f, &first, "M", "thread_name", NULL, pid, tid);
+		fputs(",\"args\":{\"name\":", f);
+		json_print_string(f, buf);
+		fputs("}}", f);
+		event_head(f, &first, "M", "thread_sort_index", NULL, pid, tid);
+		fprintf(f, ",\"args\":{\"sort_index\":%zu}}", i + 1);
+
+		event_head(f, &first, "X", "request", "request", pid, tid);
+		fputs(",\"ts\":", f);
+		print_us(f, e->start_ns);
+		fputs(",\"dur\":", f);
+		print_us(f, dur);
+		fprintf(f, ",\"args\":{\"latency_ns\":%llu,\"ttft_ns\":%llu,\"max_gap_ns\":%llu,"
+			   "\"bytes_in\":%u,\"bytes_out\":%u,\"chunks\":%u,\"retrans\":%u,"
+			   "\"retrans_rto\":%u,\"drops\":%u,\"ecn_ce\":%u,\"srtt_ns\":%llu,"
+			   "\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu}}",
+			(unsigned long long)dur,
+			(unsigned long long)(e->first_resp_ns > e->start_ns
+						     ? e->first_resp_ns - e->start_ns : 0),
+			(unsigned long long)e->max_gap_ns, e->bytes_in, e->bytes_out, e->chunks,
+			e->retrans, e->retrans_rto, e->drops, e->ecn_ce,
+			(unsigned long long)e->srtt_ns, (unsigned long long)e->min_rtt_ns, e->tid,
+			e->cpu, (unsigned long long)e->sk_cookie);
+		/* Parts carry accumulated time, not when it happened: the attribution split
+		 * sums to the request's latency exactly, so laid end to end from the start
+		 * they fill the request's track; args say so. */
+		attr_split_request(e, &sp);
+		for (int part = 0; part < ATTR_PARTS; part++) {
+			const struct attr_part_info *pi = attr_part_info(part);
+			__u64 ns = sp.part_ns[part], d;
+
+			if (!ns || !pi || at >= e->start_ns + dur)
+				continue;
+			d = ns < e->start_ns + dur - at ? ns : e->start_ns + dur - at;
+			event_head(f, &first, "X", pi->stage, attr_class_name(pi->class), pid, tid);
+			fputs(",\"ts\":", f);
+			print_us(f, at);
+			fputs(",\"dur\":", f);
+			print_us(f, d);
+			fprintf(f, ",\"args\":{\"part_ns\":%llu,\"placement\":\"accumulated\"}}",
+				(unsigned long long)ns);
+			at += d;
+		}
+		if (e->first_resp_ns > e->start_ns && e->first_resp_ns <= e->start_ns + dur) {
+			event_head(f, &first, "i", "first response byte", "request", pid, tid);
+			fputs(",\"s\":\"t\",\"ts\":", f);
+			print_us(f, e->first_resp_ns);
+			fputc('}', f);
+		}
+	}
+	fputs("\n]}\n", f);
+	free(reqs);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Renderers of a (merged) snapshot into the formats other tools read: folded stacks,
+ * pprof, Chrome trace-event JSON, OpenMetrics text; docs/exports.md says how to open each. */
+#ifndef TT_EXPORTS_H
+#define TT_EXPORTS_H
+
+#include <stdio.h>
+#include <linux/types.h>
+#include "core/snapshot.h"
+
+/* The tail profile behind folded and pprof: tail latency weighted by
+ * class -> stage -> place -> process. */
+enum tail_source {
+	TAIL_NONE,
+	TAIL_REQUESTS,		/* flight-recorder requests, each split into attribution
+				 * parts (attr_split_request) that sum to its latency */
+	TAIL_HISTOGRAMS,	/* no requests kept: per histogram, the time of events at or
+				 * above that histogram's p99 bucket */
+};
+
+#define TAIL_FRAME_LEN 64
+
+struct tail_row {
+	char frame[4][TAIL_FRAME_LEN];	/* class, stage, place, process (root first) */
+	__u64 ns;			/* tail latency */
+	__u64 count;			/* requests (or events) contributing */
+};
+
+struct tail_profile {
+	enum tail_source source;
+	struct tail_row *rows;	/* sorted by frames, unique */
+	size_t nrows, cap;
+	__u64 total_ns, total_count;
+};
+
+/* Frame text shared by the exports: where (device and qdisc, or "cpu N") and who
+ * ("comm[tgid]", "port 8000", ...). Characters that break line formats become '_'. */
+void export_place_label(const struct snapshot *s, const struct hist_key *k, char *buf,
+			size_t len);
+void export_group_label(const struct hist_key *k, char *buf, size_t len);
+
+int tail_profile__build(struct tail_profile *p, const struct snapshot *s);
+void tail_profile__free(struct tail_profile *p);
+const char *tail_source_name(enum tail_source s);
+
+/* `frame;frame;frame;frame value` lines, value in nanoseconds, root frame first. */
+int export_folded(FILE *f, const struct snapshot *s);
+
+/* pprof profile.proto, gzip-compressed (what `go tool pprof` reads). */
+int export_pprof(FILE *f, const struct snapshot *s);
+/* The uncompressed protobuf message, for tests: *buf is malloc'd. */
+int export_pprof_encode(const struct snapshot *s, void **buf, size_t *len);
+
+/* Chrome trace-event JSON of the flight-recorder requests, one track per request. */
+int export_perfetto(FILE *f, const struct snapshot *s);
+
+/* OpenMetrics 1.0 text exposition, ending in "# EOF". timestamp_ns 0 = no timestamps;
+ * otherwise every sample carries it (for backfilling a report window). */
+int export_openmetrics(FILE *f, const struct snapshot *s, __u64 timestamp_ns);
+
+/* Bucket upper bounds of tailtrace_stage_latency_seconds, in ns: 2^k - 1 for
+ * k = OM_BUCKET_LOG2_MIN..OM_BUCKET_LOG2_MAX; values are integral ns, so "<= 2^k - 1 ns"
+ * is exactly the count of the histogram slots below 2^k. */
+#define OM_BUCKET_LOG2_MIN 8
+#define OM_BUCKET_LOG2_MAX 40
+
+/* The explain report of a merged window (user/cmd/cmd_report.c): attribution when the window has
+ * requests, per-stage histogram summaries, the tail profile, counters and self cost.
+ * source names the recording; intervals is how many were merged. */
+int report_print_text(FILE *f, const struct snapshot *s, const char *source,
+		      unsigned long intervals);
+int report_print_json(FILE *f, const struct snapshot *s, const char *source,
+		      unsigned long intervals);
+
+/* Minimal HTTP/1.1 server for `record --listen`: GET /metrics returns the OpenMetrics
+ * text of everything recorded since start (cumulative, as Prometheus expects). Single
+ * threaded, non-blocking: the record loop calls http_metrics__serve() while it waits. */
+struct http_metrics;
+
+/* listen: "PORT", ":PORT", "HOST:PORT" or "[V6]:PORT"; HOST defaults to 127.0.0.1.
+ * Binding a non-loopback address is allowed but is the caller's explicit choice. */
+struct http_metrics *http_metrics__open(const char *listen, char *err, size_t errlen);
+/* Adds one interval to the cumulative totals served (histograms, counters, devices). */
+int http_metrics__update(struct http_metrics *h, const struct snapshot *interval);
+/* Accepts and answers connections for up to timeout_ms (0: only what is ready). Returns
+ * the number of responses completed, or -errno; -EINTR when a signal arrived. */
+int http_metrics__serve(struct http_metrics *h, int timeout_ms);
+/* The listening socket, for a caller that runs its own poll(): when readable, call
+ * http_metrics__serve(h, 0). Clients in progress are served by later serve() calls. */
+int http_metrics__fd(const struct http_metrics *h);
+/* Port actually bound (useful with port 0). */
+int http_metrics__port(const struct http_metrics *h);
+void http_metrics__close(struct http_metrics *h);
+
+#endif

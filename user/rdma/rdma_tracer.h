@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* RDMA verbs tracer: finds the provider's data-path functions (symbol, live ops table,
+ * or --rdma-probe), attaches the uprobes of bpf/rdma.bpf.c, duty-cycles the poll side,
+ * and reads per-QP histograms and loss counters. Also the host capability report that
+ * `tailtrace probe` shows. */
+#ifndef TT_USER_RDMA_H
+#define TT_USER_RDMA_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "rdma_types.h"
+#include "cmd/options.h"
+#include "core/snapshot.h"
+
+struct json_writer;
+struct rdma_tracer;
+
+/* Poll-side sampling when --rdma-full is not given: the poll uprobes are attached for
+ * RDMA_POLL_WINDOW_MS out of every RDMA_POLL_PERIOD_MS (docs/rdma.md explains the bias). */
+#define RDMA_POLL_WINDOW_MS 200
+#define RDMA_POLL_PERIOD_MS 1000
+/* In-flight entries older than this are swept (and counted as aged): WRs whose
+ * completion fell outside a sampling window, or never came. */
+#define RDMA_STALE_NS (10ull * 1000000000ull)
+#define RDMA_TARGETS_MAX 32
+
+/* hist_key encoding of RDMA histograms in a struct snapshot (stage STAGE_RDMA_WR or
+ * STAGE_RDMA_CQ_EVENT, by GROUP_NONE, tgid set): id packs the QP number (CQ handle for
+ * cq_event), opcode, completion status and peer QP number; addr holds the peer GID with
+ * family AF_INET6 when it is known. */
+#define RDMA_SNAP_ID(qpn, op, status, peer)                                                        \
+	(((__u64)(qpn)&0xffffff) | ((__u64)(op)&0xff) << 24 | ((__u64)(status)&0xff) << 32 |       \
+	 ((__u64)(peer)&0xffffff) << 40)
+#define RDMA_SNAP_QPN(id) ((__u32)((id)&0xffffff))
+#define RDMA_SNAP_OPCODE(id) ((__u8)(((id) >> 24) & 0xff))
+#define RDMA_SNAP_STATUS(id) ((__u8)(((id) >> 32) & 0xff))
+#define RDMA_SNAP_PEER(id) ((__u32)(((id) >> 40) & 0xffffff))
+
+/* Where a data-path uprobe sits and how it was found. */
+struct rdma_target {
+	int fn; /* enum rdma_fn */
+	char path[PATH_MAX];
+	__u64 offset; /* file offset */
+	__u64 inode;
+	const char *how; /* "symbol", "ops-table", "--rdma-probe" */
+	bool attached;	 /* poll targets: attached right now (sampling) */
+};
+
+/* One histogram row as read: the interval's part and the run's total. */
+struct rdma_row {
+	struct rdma_hist_key key;
+	struct hist win;	/* since the previous rdma_tracer__read */
+	struct hist total;	/* since the start */
+	struct rdma_qp_info qp; /* peer facts, when create/modify_qp were seen */
+	bool qp_known;
+};
+
+struct rdma_read {
+	struct rdma_row *rows;
+	size_t nrows;
+	__u64 cnt[RC__MAX];	/* totals since the start */
+	__u64 cnt_win[RC__MAX]; /* this interval */
+	__u64 inflight_live;
+	__u64 inflight_aged;	/* total swept by userspace */
+	__u64 inflight_evicted; /* inserts - deletes - aged - live */
+	__u64 hist_live;
+};
+
+/* Opens the tracer for o->pid (0: every process), o->rdma_probes, o->rdma_full. notes
+ * (may be NULL) receives one line per attachment ("rdma: post_send at lib:0x... (how)").
+ * Returns 0; -EINVAL for bad input (bad spec, missing library or symbol: exit 2); other
+ * negative errno for runtime failures (pid gone, BPF load/attach). err gets one line. */
+int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer **out, char *err,
+		      size_t errlen);
+/* Waits up to timeout_ms for discovery events, attaches what they reveal and opens or
+ * closes the poll sampling window. Call it often (every few ms to 100 ms). */
+int rdma_tracer__poll(struct rdma_tracer *t, int timeout_ms);
+/* Reads everything since the previous read; r is reused between calls (free with
+ * rdma_read__free). */
+int rdma_tracer__read(struct rdma_tracer *t, struct rdma_read *r);
+void rdma_read__free(struct rdma_read *r);
+/* Adds this interval's RDMA histograms to s (encoding above) and RDMA losses to its
+ * hist_evicted. Independent of rdma_tracer__read's interval bookkeeping. */
+int rdma_tracer__collect(struct rdma_tracer *t, struct snapshot *s);
+/* Data-path targets found so far. */
+const struct rdma_target *rdma_tracer__targets(const struct rdma_tracer *t, size_t *n);
+/* Share of time the poll side is traced (1.0 with --rdma-full). */
+double rdma_tracer__poll_duty(const struct rdma_tracer *t);
+/* false once the traced process is gone (always true without -p). */
+bool rdma_tracer__target_alive(const struct rdma_tracer *t);
+/* Detaches everything. */
+void rdma_tracer__close(struct rdma_tracer *t);
+
+const char *rdma_opcode_name(__u8 op);
+const char *rdma_status_name(__u8 status);
+
+/* What RDMA tracing this host supports, for `tailtrace probe`. */
+struct rdma_support {
+	bool libibverbs; /* libibverbs.so.1 found */
+	char libibverbs_path[PATH_MAX];
+	bool libibverbs_exports; /* it exports ibv_open_device (ops-table discovery) */
+	int nproviders;		 /* provider libraries found (lib*-rdmav*.so, libmlx5...) */
+	int nproviders_symtab;	 /* ... of which carry .symtab (symbol path usable) */
+	char providers[8][64];
+	int ndevices;	   /* entries of /sys/class/infiniband */
+	bool uprobe;	   /* uprobe PMU present (/sys/bus/event_source/.../uprobe) */
+	bool verbs_header; /* built against infiniband/verbs.h (always true) */
+};
+
+/* Fills s from the live system (root NULL) or a fabricated tree. Never fails. */
+void rdma_support_probe(const char *root, struct rdma_support *s);
+void rdma_support__print(const struct rdma_support *s, FILE *f);
+void rdma_support__json(const struct rdma_support *s, struct json_writer *w);
+
+#endif

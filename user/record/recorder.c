@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The writing side of `record`: segment files with rotation and a size bound, written so
+ * that a kill at any moment leaves every segment readable. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "record/record_format.h"
+
+struct seg {
+	char *name;
+	__u64 size;
+};
+
+struct recorder {
+	char *dir;
+	int dirfd;
+	__u64 max_size, seg_max;
+	/* closed segments, oldest first; the current one is tracked apart */
+	struct seg *old;
+	size_t nold, old_cap;
+	__u64 old_bytes;
+	int fd;
+	char cur_name[64];
+	char cur_path[4096];
+	__u64 cur_size;
+	__u64 next_seq;
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+int recorder_signals_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+bool recorder_stop_requested(void)
+{
+	return stop_flag != 0;
+}
+
+static __u64 now_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int push_old(struct recorder *r, const char *name, __u64 size)
+{
+	struct seg *n;
+
+	if (r->nold == r->old_cap) {
+		size_t cap = r->old_cap ? r->old_cap * 2 : 16;
+
+		n = realloc(r->old, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->old = n;
+		r->old_cap = cap;
+	}
+	if (!(r->old[r->nold].name = strdup(name)))
+		return -ENOMEM;
+	r->old[r->nold++].size = size;
+	r->old_bytes += size;
+	return 0;
+}
+
+/* Creates the next segment and writes its header: fsync of file and directory so the
+ * segment's name and header survive a crash before its first frame. */
+static int open_segment(struct recorder *r)
+{
+	struct rec_header h;
+	struct rec_buf b = { 0 };
+	char stamp[32];
+	struct tm tm;
+	__u64 now = now_realtime_ns();
+	time_t t = (time_t)(now / 1000000000ULL);
+	int fd, err;
+
+	memset(&h, 0, sizeof(h));
+	h.version = REC_VERSION;
+	h.flags = REC_FLAG_ZLIB;
+	h.created_ns = now;
+	h.seq = r->next_seq;
+	h.hist_sub_bits = HIST_SUB_BITS;
+	h.hist_max_log2 = HIST_MAX_LOG2;
+	if (gethostname(h.host, sizeof(h.host) - 1))
+		strcpy(h.host, "unknown");
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(r->cur_name, sizeof(r->cur_name), "seg-%016llx-%s%s",
+		 (unsigned long long)r->next_seq, stamp, REC_SUFFIX);
+	snprintf(r->cur_path, sizeof(r->cur_path), "%s/%s", r->dir, r->cur_name);
+	fd = openat(r->dirfd, r->cur_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	err = rec_header_encode(&b, &h);
+	if (!err)
+		err = write_all(fd, b.p, b.len);
+	if (!err && fsync(fd))
+		err = -errno;
+	if (!err)
+		fsync(r->dirfd);
+	if (err) {
+		close(fd);
+		unlinkat(r->dirfd, r->cur_name, 0);
+		rec_buf__free(&b);
+		return err;
+	}
+	r->fd = fd;
+	r->cur_size = b.len;
+	r->next_seq++;
+	rec_buf__free(&b);
+	return 0;
+}
+
+static int close_segment(struct recorder *r)
+{
+	int err = 0;
+
+	if (r->fd < 0)
+		return 0;
+	if (fsync(r->fd))
+		err = -errno;
+	close(r->fd);
+	r->fd = -1;
+	if (!err)
+		err = push_old(r, r->cur_name, r->cur_size);
+	r->cur_size = 0;
+	return err;
+}
+
+/* Deletes the oldest closed segments until `incoming` more bytes fit under max_size. */
+static void enforce_max_size(struct recorder *r, __u64 incoming)
+{
+	size_t drop = 0;
+
+	while (drop < r->nold && r->old_bytes + r->cur_size + incoming > r->max_size) {
+		if (unlinkat(r->dirfd, r->old[drop].name, 0) && errno != ENOENT)
+			break;
+		r->old_bytes -= r->old[drop].size;
+		free(r->old[drop].name);
+		drop++;
+	}
+	if (!drop)
+		return;
+	memmove(r->old, r->old + drop, (r->nold - drop) * sizeof(*r->old));
+	r->nold -= drop;
+	fsync(r->dirfd);
+}
+
+static void errf(char *err, size_t errlen, const char *fmt, const char *a, int e)
+{
+	if (err && errlen)
+		snprintf(err, errlen, fmt, a, strerror(e));
+}
+
+struct recorder *recorder__open(const char *dir, __u64 max_size, char *err, size_t errlen)
+{
+	struct recorder *r;
+	char **names;
+	size_t n;
+	int e;
+
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->dir = strdup(dir))) {
+		free(r);
+		errf(err, errlen, "%s: %s", dir, ENOMEM);
+		return NULL;
+	}
+	r->fd = -1;
+	r->dirfd = -1;
+	r->max_size = max_size ? max_size : REC_DEFAULT_MAX_SIZE;
+	r->seg_max = r->max_size / 8 > REC_MIN_SEGMENT ? r->max_size / 8 : REC_MIN_SEGMENT;
+	/* recordings hold request metadata: only the owner may list or read them */
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		e = errno;
+		goto fail;
+	}
+	r->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->dirfd < 0) {
+		e = errno;
+		goto fail;
+	}
+	e = -rec_list_segments(dir, &names, &n);
+	if (e)
+		goto fail_dirfd;
+	for (size_t i = 0; i < n && !e; i++) {
+		struct stat st;
+
+		if (fstatat(r->dirfd, names[i], &st, 0) || !S_ISREG(st.st_mode))
+			continue;
+		e = -push_old(r, names[i], (__u64)st.st_size);
+		r->next_seq = (__u64)rec_segment_seq(names[i]) + 1;
+	}
+	rec_names_free(names, n);
+	if (e)
+		goto fail_dirfd;
+	e = -open_segment(r);
+	if (e)
+		goto fail_dirfd;
+	enforce_max_size(r, 0);
+	return r;
+fail_dirfd:
+	close(r->dirfd);
+	r->dirfd = -1;
+fail:
+	errf(err, errlen, "cannot record into %s: %s", dir, e);
+	recorder__close(r);
+	return NULL;
+}
+
+int recorder__append(struct recorder *r, const struct snapshot *s)
+{
+	struct rec_buf b = { 0 };
+	int err;
+
+	err = rec_interval_encode(&b, s);
+	if (err)
+		goto out;
+	if (r->fd < 0 || r->cur_size + b.len > r->seg_max) {
+		err = close_segment(r);
+		if (!err)
+			err = open_segment(r);
+		if (err)
+			goto out;
+	}
+	enforce_max_size(r, b.len);
+	err = write_all(r->fd, b.p, b.len);
+	if (err) {
+		/* ENOSPC and friends: cut the partial frame so the segment stays clean */
+		if (ftruncate(r->fd, (off_t)r->cur_size))
+			err = err ? err : -errno;
+		goto out;
+	}
+	/* data only: the size change is metadata fdatasync covers, the mtime is not needed */
+	if (fdatasync(r->fd))
+		err = -errno;
+	r->cur_size += b.len;
+out:
+	rec_buf__free(&b);
+	return err;
+}
+
+int recorder__flush(struct recorder *r)
+{
+	int err = 0;
+
+	if (r->fd >= 0 && fsync(r->fd))
+		err = -errno;
+	if (r->dirfd >= 0)
+		fsync(r->dirfd);
+	return err;
+}
+
+__u64 recorder__usage(const struct recorder *r)
+{
+	return r->old_bytes + r->cur_size;
+}
+
+const char *recorder__current_path(const struct recorder *r)
+{
+	return r->fd >= 0 ? r->cur_path : NULL;
+}
+
+void recorder__close(struct recorder *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0) {
+		fsync(r->fd);
+		close(r->fd);
+	}
+	if (r->dirfd >= 0) {
+		fsync(r->dirfd);
+		close(r->dirfd);
+	}
+	for (size_t i = 0; i < r->nold; i++)
+		free(r->old[i].name);
+	free(r->old);
+	free(r->dir);
+	free(r);
+}
