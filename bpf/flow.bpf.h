@@ -73,6 +73,7 @@ struct flow {
 	char comm[16];
 	__u64 cgroup_id;
 	__u64 cookie;
+	__u64 sk_addr;		/* the socket, as a number: global functions take no pointers */
 	__u64 send_start_ns;	/* start of the sendmsg in progress */
 	__u64 min_rtt_ns;
 	__u64 srtt_ns;
@@ -104,6 +105,7 @@ struct flow {
 	struct sched_mark mark;
 	__u8 mark_valid;
 	__u8 sends_untimed;	/* this call's, for CNT_SENDS_UNTIMED (a store, not a branch) */
+	__u8 untimed_slots[4];	/* ring slots of this call's first untimed sends */
 	__u8 reserved[6];
 };
 
@@ -166,6 +168,7 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 	if (!f)
 		return NULL;
 	flow_fill_addrs(f, sk);
+	f->sk_addr = addr;
 	/* sockops overrides this guess at connection setup; sockets that predate tailtrace
 	 * are classed by which side holds the selected (or the lower) port */
 	if (targ_nports)
