@@ -74,6 +74,9 @@ struct flow {
 	__u64 cgroup_id;
 	__u64 cookie;
 	__u64 sk_addr;		/* the socket, as a number: global functions take no pointers */
+	__u32 retrans_base;	/* tcp_sock.total_retrans when the flow was created */
+	__u32 retrans_seen;	/* segments tcp_retransmit_skb reported */
+	__u32 retrans_unseen;	/* segments counted by retrans_sync() instead */
 	__u64 send_start_ns;	/* start of the sendmsg in progress */
 	__u64 min_rtt_ns;
 	__u64 srtt_ns;
@@ -169,6 +172,7 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 		return NULL;
 	flow_fill_addrs(f, sk);
 	f->sk_addr = addr;
+	f->retrans_base = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
 	/* sockops overrides this guess at connection setup; sockets that predate tailtrace
 	 * are classed by which side holds the selected (or the lower) port */
 	if (targ_nports)
@@ -229,6 +233,50 @@ static __always_inline void flow_forget(struct sock *sk)
 	__u64 addr = (__u64)sk;
 
 	bpf_map_delete_elem(&flows, &addr);
+}
+
+/* Retransmissions the kernel counted on this socket (tcp_sock.total_retrans, the per-socket
+ * side of RetransSegs) that no tcp_retransmit_skb event reported: the kernel sometimes
+ * does not run a tracing program for an event. They join the retransmission count and
+ * are counted apart as unseen (they have no kind and no timing). Order-free: an event
+ * that runs before the kernel adds its segments only leaves the difference negative
+ * until a later sync. */
+static __always_inline void retrans_sync(struct flow *f, struct sock *sk)
+{
+	__u32 total = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
+	__s32 missing = (__s32)(total - f->retrans_base - f->retrans_seen - f->retrans_unseen);
+
+	if (f->verdict != FLOW_TRACED || missing <= 0)
+		return;
+	f->retrans_unseen += missing;
+	cnt_add(CNT_RETRANS, missing);
+	cnt_add(CNT_RETRANS_UNSEEN, missing);
+}
+
+/* One flow of the sweep: its socket closed (or was freed and reused) without a close
+ * event reaching tailtrace. Probe reads: the socket may be gone. */
+static long flow_sweep_one(struct bpf_map *map, __u64 *addr, struct flow *f, void *ctx)
+{
+	struct sock *sk = (struct sock *)*addr;
+	__u64 cookie = 0;
+	__u8 state = 0;
+
+	bpf_probe_read_kernel(&state, sizeof(state), (void *)&sk->__sk_common.skc_state);
+	bpf_probe_read_kernel(&cookie, sizeof(cookie), &sk->__sk_common.skc_cookie);
+	if (state == 7 /* TCP_CLOSE */ || (f->cookie && cookie != f->cookie)) {
+		bpf_map_delete_elem(map, addr);
+		cnt_add(CNT_CLOSES_UNSEEN, 1);
+	}
+	return 0;
+}
+
+/* Not attached: userspace runs it every second (BPF_PROG_TEST_RUN). Without it a flow
+ * whose close event the kernel skipped would hold its slot until tailtrace exits. */
+SEC("raw_tp")
+int tt_flow_sweep(void *ctx)
+{
+	bpf_for_each_map_elem(&flows, flow_sweep_one, NULL, 0);
+	return 0;
 }
 
 static __always_inline struct flow *flow_traced(struct sock *sk)

@@ -95,6 +95,8 @@ enum tt_counter {
 	CNT_THREAD_INSERTS,	/* threads tracked (evicted = inserts - deletes - live) */
 	CNT_THREAD_DELETES,	/* ... forgotten at thread exit */
 	CNT_SENDS_UNTIMED,	/* sends acknowledged with no tx.sendq/tx.ack sample */
+	CNT_RETRANS_UNSEEN,	/* retransmissions no event reported, from total_retrans */
+	CNT_CLOSES_UNSEEN,	/* flows of closed sockets found by the sweep, not a close event */
 	CNT__MAX,
 };
 

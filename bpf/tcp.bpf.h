@@ -217,6 +217,7 @@ int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff
 	now = bpf_ktime_get_ns();
 	tid = (__u32)bpf_get_current_pid_tgid();
 	f->send_start_ns = now;
+	retrans_sync(f, sk);
 	send_begin(f, tp->write_seq, (__u32)msg->msg_iter.count, now);
 	flow_track_thread(f, tid);
 	req_on_send(f, now, tid);
@@ -663,6 +664,8 @@ int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int er
 	if (!segs)
 		segs = 1;
 	cnt_add(CNT_RETRANS, segs);
+	f->retrans_seen += segs;
+	retrans_sync(f, sk);
 	now = bpf_ktime_get_ns();
 	f->last_retrans_ns = now;
 	state = BPF_CORE_READ_BITFIELD_PROBED(icsk, icsk_ca_state);
@@ -783,6 +786,10 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 SEC("tp_btf/tcp_destroy_sock")
 int BPF_PROG(tt_tcp_destroy_sock, struct sock *sk)
 {
+	struct flow *f = flow_get(sk, false);
+
+	if (f)
+		retrans_sync(f, sk);
 	flow_forget(sk);
 	return 0;
 }
@@ -796,8 +803,10 @@ int BPF_PROG(tt_inet_sock_set_state, struct sock *sk, int oldstate, int newstate
 	    newstate != TCP_CLOSE_WAIT_STATE)
 		return 0;
 	f = flow_get(sk, false);
-	if (f && f->verdict == FLOW_TRACED)
+	if (f && f->verdict == FLOW_TRACED) {
+		retrans_sync(f, sk);
 		req_emit(f);
+	}
 	if (newstate == TCP_CLOSE_STATE)
 		flow_forget(sk);
 	return 0;

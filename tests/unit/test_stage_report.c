@@ -174,6 +174,9 @@ static int setup(void **state)
 	snap.counters[CNT_FLOW_UPDATE_FAIL] = 2;
 	snap.counters[CNT_PKT_UPDATE_FAIL] = 4;
 	snap.counters[CNT_SCHED_UPDATE_FAIL] = 8;
+	snap.counters[CNT_SENDS_UNTIMED] = 29;
+	snap.counters[CNT_RETRANS_UNSEEN] = 3;
+	snap.counters[CNT_CLOSES_UNSEEN] = 31;
 	snap.drop_reasons[2] = 5;
 	snap.drop_reasons[TT_DROP_REASONS - 1] = 1;
 	snap.hist_evicted = 13;
@@ -392,7 +395,8 @@ static void test_json_counters(void **state)
 		{ "retransmits_untimed", 2 }, { "drops", 6 }, { "ecn_ce", 8 },
 		{ "qdisc_packets", 1000 }, { "qdisc_drops", 3 }, { "evicted", 13 },
 		{ "lost", 17 }, { "unmatched_stamps", 19 }, { "failed_updates", 15 },
-		{ "slow_requests_cut", 23 },
+		{ "slow_requests_cut", 23 }, { "sends_untimed", 29 }, { "retransmits_unseen", 3 },
+		{ "closes_unseen", 31 },
 	};
 	char name[64];
 
@@ -572,9 +576,11 @@ static void test_text(void **state)
 	assert_null(strstr(t, "rx.stack"));
 	/* the chart shows the overflow row */
 	assert_non_null(strstr(t, "-> inf"));
-	assert_non_null(strstr(t, "retransmits 11 (timeout 4, fast 5, tlp 1, other 1, syn-ack 0, untimed 2)"));
+	assert_non_null(strstr(t, "retransmits 11 (timeout 4, fast 5, tlp 1, other 1, syn-ack 0, untimed 2, "
+				  "unseen 3)"));
 	assert_non_null(strstr(t, "evicted 13  lost events 17  unmatched stamps 19  "
-				  "failed updates 15  slow requests cut 23"));
+				  "failed updates 15  slow requests cut 23  untimed sends 29  "
+				  "unseen closes 31"));
 	free(t);
 }
 

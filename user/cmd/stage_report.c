@@ -190,6 +190,7 @@ void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
 	jw_uint(w, "retransmits_other", s->counters[CNT_RETRANS_OTHER]);
 	jw_uint(w, "retransmits_untimed", s->counters[CNT_RETRANS_UNTIMED]);
 	jw_uint(w, "retransmits_synack", s->counters[CNT_RETRANS_SYNACK]);
+	jw_uint(w, "retransmits_unseen", s->counters[CNT_RETRANS_UNSEEN]);
 	jw_uint(w, "drops", s->counters[CNT_DROPS]);
 	jw_object_begin(w, "drop_reasons");
 	for (int i = 0; i < TT_DROP_REASONS; i++)
@@ -208,6 +209,7 @@ void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
 					 s->counters[CNT_SCHED_UPDATE_FAIL]);
 	jw_uint(w, "slow_requests_cut", s->slow_cut);
 	jw_uint(w, "sends_untimed", s->counters[CNT_SENDS_UNTIMED]);
+	jw_uint(w, "closes_unseen", s->counters[CNT_CLOSES_UNSEEN]);
 	jw_object_end(w);
 }
 
@@ -332,7 +334,7 @@ void stage_report_counters_text(const struct snapshot *s, FILE *f)
 	bool any = false;
 
 	fprintf(f, "retransmits %llu (timeout %llu, fast %llu, tlp %llu, other %llu, syn-ack %llu,"
-		   " untimed %llu)"
+		   " untimed %llu, unseen %llu)"
 		   "  drops %llu  ecn_ce %llu  qdisc packets %llu drops %llu\n",
 		(unsigned long long)s->counters[CNT_RETRANS],
 		(unsigned long long)s->counters[CNT_RETRANS_RTO],
@@ -341,6 +343,7 @@ void stage_report_counters_text(const struct snapshot *s, FILE *f)
 		(unsigned long long)s->counters[CNT_RETRANS_OTHER],
 		(unsigned long long)s->counters[CNT_RETRANS_SYNACK],
 		(unsigned long long)s->counters[CNT_RETRANS_UNTIMED],
+		(unsigned long long)s->counters[CNT_RETRANS_UNSEEN],
 		(unsigned long long)s->counters[CNT_DROPS],
 		(unsigned long long)s->counters[CNT_ECN_CE],
 		(unsigned long long)s->counters[CNT_QDISC_PKTS],
@@ -355,7 +358,7 @@ void stage_report_counters_text(const struct snapshot *s, FILE *f)
 	if (any)
 		fputc('\n', f);
 	fprintf(f, "tailtrace losses: evicted %llu  lost events %llu  unmatched stamps %llu  "
-		   "failed updates %llu  slow requests cut %llu  untimed sends %llu\n",
+		   "failed updates %llu  slow requests cut %llu  untimed sends %llu  unseen closes %llu\n",
 		(unsigned long long)s->hist_evicted, (unsigned long long)s->events_lost,
 		(unsigned long long)s->pkt_unmatched,
 		(unsigned long long)(s->counters[CNT_HIST_UPDATE_FAIL] +
@@ -363,7 +366,8 @@ void stage_report_counters_text(const struct snapshot *s, FILE *f)
 				     s->counters[CNT_PKT_UPDATE_FAIL] +
 				     s->counters[CNT_SCHED_UPDATE_FAIL]),
 		(unsigned long long)s->slow_cut,
-		(unsigned long long)s->counters[CNT_SENDS_UNTIMED]);
+		(unsigned long long)s->counters[CNT_SENDS_UNTIMED],
+		(unsigned long long)s->counters[CNT_CLOSES_UNSEEN]);
 }
 
 void stage_report_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f)

@@ -56,6 +56,7 @@ struct collector {
 	struct hist *place_prev;	/* ... and its cumulative sums at the last snapshot */
 	__u32 nplaces, place_max;
 	__u64 places_checked_ns;	/* CLOCK_MONOTONIC of the last slot assignment pass */
+	__u64 flows_swept_ns;		/* ... of the last tt_flow_sweep run */
 	/* read-only maps of the stamp arrays */
 	const struct stamp_bucket *qdisc_stamps, *rx_stamps;
 	/* read-only maps of each request ring's consumer and producer positions */
@@ -474,6 +475,8 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 			continue;
 		if (p == c->skel->progs.tt_cuda_sync_enter || p == c->skel->progs.tt_cuda_sync_exit)
 			continue;
+		if (p == c->skel->progs.tt_flow_sweep)
+			continue; /* run from collector__poll, not attached */
 		if (p == c->skel->progs.tt_sockops) {
 			/* the cgroup2 root sees every socket; --cgroup narrows it */
 			if (cgfd >= 0) {
@@ -573,6 +576,21 @@ void collector__set_req_cb(struct collector *c, collector_req_cb cb, void *ctx)
 
 static void assign_place_slots(struct collector *c);
 
+/* Once a second, the flows of sockets that closed without a close event reaching the
+ * programs are deleted (bpf/flow.bpf.h, tt_flow_sweep; counted as closes_unseen). */
+static void sweep_flows(struct collector *c)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run);
+	__u64 now = mono_ns();
+
+	if (now - c->flows_swept_ns < 1000000000ULL)
+		return;
+	c->flows_swept_ns = now;
+	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.tt_flow_sweep), &run) &&
+	    log_verbose())
+		fprintf(stderr, "flow sweep: %s\n", strerror(errno));
+}
+
 int collector__poll(struct collector *c, int timeout_ms)
 {
 	/* the BPF side wakes us only when the buffer is filling (BPF_RB_NO_WAKEUP): after the
@@ -582,6 +600,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 	if (n < 0 && n != -EINTR)
 		return n;
 	m = ring_buffer__consume(c->rb);
+	sweep_flows(c);
 	/* new places get their array slot within ~200 ms, not only at the next snapshot: a
 	 * one-shot `hist` has a single snapshot, at the end */
 	if (c->nplaces < c->place_max) {
