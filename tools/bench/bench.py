@@ -149,8 +149,8 @@ def parse_loadgen(path, seconds):
         return None
     lat = d["latency_us"]
     rate = d["rate_rps"]
-    # closed loop: duration_s is wrong when a request is sent before the run's start
-    # (see docs/performance.md); requests / --duration is right to a latency's width
+    # closed loop: duration_s is wrong when a request is sent before the run's start;
+    # requests / --duration is right to a latency's width
     if d.get("loop") == "closed" and not 0 < d.get("duration_s", 0) < 10 * seconds:
         rate = d["requests"] / seconds
     if d.get("loop") == "open" and d.get("duration_s"):
@@ -586,11 +586,11 @@ def cmd_ab_summary(args):
 
 # What a fresh run is compared on, and how far its median may move from the documented
 # run's and still be noise: the spread seen between full runs of the same code on the
-# project VM (docs/performance.md, "Latest results": two runs of fbbe631 differ by up to
-# 21 % on a bulk throughput ratio, 13 % on the RPC rate ratio and 33 % on the RPC p99
-# ratio; record's CPU moved 0.66-1.13 % across runs). Bulk throughput with offloads off,
-# where every hook runs per 1.5 KB packet, moves more: three runs of 3d637d3 gave `record`
-# 0.84, 0.68 and 0.62 of the untraced rate (-25 %).
+# project VM (docs/performance.md, "How to rerun"): two runs of the same code differed by
+# up to 21 % on a bulk throughput ratio, 13 % on the RPC rate ratio and 33 % on the RPC p99
+# ratio; record's CPU moved 0.66-1.13 % across runs. Bulk throughput with offloads off,
+# where every hook runs per 1.5 KB packet, moves more: three runs of the same code gave
+# `record` 0.84, 0.68 and 0.62 of the untraced rate (-25 %).
 NOISE = {"bps": 0.20, "rate": 0.20, "p99_us": 0.35, "p999_us": 0.35, "cpu_pct": 0.30,
          "rss_mib": 0.10}
 NOISE_BULK_OFFLOADS_OFF = 0.30
