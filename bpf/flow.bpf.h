@@ -8,6 +8,8 @@
 #ifndef TT_FLOW_BPF_H
 #define TT_FLOW_BPF_H
 
+#include "maps.bpf.h"
+
 enum flow_verdict {
 	FLOW_PENDING,	/* ports match; owner (pid/comm/cgroup) not seen yet */
 	FLOW_TRACED,
@@ -156,7 +158,7 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return NULL;
 	/* a hook firing after TCP_CLOSE would recreate an entry nothing deletes any more */
-	if (BPF_CORE_READ(sk, __sk_common.skc_state) == 7 /* TCP_CLOSE */)
+	if (BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE_STATE)
 		return NULL;
 	lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
@@ -251,32 +253,6 @@ static __always_inline void retrans_sync(struct flow *f, struct sock *sk)
 	f->retrans_unseen += missing;
 	cnt_add(CNT_RETRANS, missing);
 	cnt_add(CNT_RETRANS_UNSEEN, missing);
-}
-
-/* One flow of the sweep: its socket closed (or was freed and reused) without a close
- * event reaching tailtrace. Probe reads: the socket may be gone. */
-static long flow_sweep_one(struct bpf_map *map, __u64 *addr, struct flow *f, void *ctx)
-{
-	struct sock *sk = (struct sock *)*addr;
-	__u64 cookie = 0;
-	__u8 state = 0;
-
-	bpf_probe_read_kernel(&state, sizeof(state), (void *)&sk->__sk_common.skc_state);
-	bpf_probe_read_kernel(&cookie, sizeof(cookie), &sk->__sk_common.skc_cookie);
-	if (state == 7 /* TCP_CLOSE */ || (f->cookie && cookie != f->cookie)) {
-		bpf_map_delete_elem(map, addr);
-		cnt_add(CNT_CLOSES_UNSEEN, 1);
-	}
-	return 0;
-}
-
-/* Not attached: userspace runs it every second (BPF_PROG_TEST_RUN). Without it a flow
- * whose close event the kernel skipped would hold its slot until tailtrace exits. */
-SEC("raw_tp")
-int tt_flow_sweep(void *ctx)
-{
-	bpf_for_each_map_elem(&flows, flow_sweep_one, NULL, 0);
-	return 0;
 }
 
 static __always_inline struct flow *flow_traced(struct sock *sk)

@@ -4,12 +4,7 @@
 #ifndef TT_MAPS_BPF_H
 #define TT_MAPS_BPF_H
 
-#define AF_INET 2
-#define AF_INET6 10
-#define ETH_P_IP 0x0800
-#define ETH_P_IPV6 0x86DD
-#define IPPROTO_TCP 6
-#define TASK_RUNNING 0
+#include "kernel_defs.bpf.h"
 
 /* Set through the skeleton's rodata before load. */
 const volatile __u16 targ_ports[TT_MAX_PORTS] = {};

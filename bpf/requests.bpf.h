@@ -6,6 +6,9 @@
 #ifndef TT_REQUESTS_BPF_H
 #define TT_REQUESTS_BPF_H
 
+#include "flow.bpf.h"
+#include "sched.bpf.h"
+
 /* Add [start, end] to a stage of the request in progress, minus what is already covered. */
 static __always_inline void req_stage(struct flow *f, __u32 stage, __u64 start, __u64 end)
 {

@@ -5,6 +5,8 @@
 #ifndef TT_SCHED_BPF_H
 #define TT_SCHED_BPF_H
 
+#include "flow.bpf.h"
+
 enum thread_state {
 	TH_ONCPU,
 	TH_RUNNABLE,	/* woken or preempted, waiting for a CPU */
@@ -215,6 +217,16 @@ int tt_cuda_sync_exit(struct pt_regs *ctx)
 		t->gpu_since = 0;
 	}
 	return 0;
+}
+
+/* The thread doing I/O on a traced flow gets its scheduler state tracked; a flow asks again
+ * only when its thread changes (or its state was found gone), not at every send and read. */
+static __always_inline void flow_track_thread(struct flow *f, __u32 tid)
+{
+	if (f->tracked_tid == tid)
+		return;
+	thread_track_current(tid);
+	f->tracked_tid = tid;
 }
 
 #endif

@@ -13,6 +13,9 @@
 #ifndef TT_SENDS_BPF_H
 #define TT_SENDS_BPF_H
 
+#include "flow.bpf.h"
+#include "requests.bpf.h"
+
 /* The TCP sequence one past an outgoing skb's payload, and its first byte in *seq (equal
  * for a pure ACK). The skb is a BTF pointer: its fields are plain loads. */
 static __always_inline __u32 skb_tcp_end(struct sk_buff *skb, __u32 *seq)

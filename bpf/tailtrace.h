@@ -177,7 +177,7 @@ struct dev_name {
 	char name[16];
 };
 
-/* Per-packet stamps: direct-mapped arrays of two-way buckets (see bpf/tcp.bpf.h);
+/* Per-packet stamps: direct-mapped arrays of two-way buckets (see bpf/packet.bpf.h);
  * userspace maps them read-only to count the live entries. */
 #define STAMP_BUCKET_BITS 13
 #define STAMP_BUCKETS (1u << STAMP_BUCKET_BITS)

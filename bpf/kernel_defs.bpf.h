@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What every tailtrace BPF header starts from: the kernel's types (vmlinux.h, from BTF),
+ * libbpf's helpers, the structs shared with userspace, and the few kernel constants that
+ * are macros, which BTF does not carry. */
+#ifndef TT_KERNEL_DEFS_BPF_H
+#define TT_KERNEL_DEFS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "tailtrace.h"
+
+#define AF_INET 2
+#define AF_INET6 10
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IPPROTO_TCP 6
+#define TASK_RUNNING 0
+
+/* TCP states (include/net/tcp_states.h) */
+#define TCP_FIN_WAIT1_STATE 4
+#define TCP_CLOSE_STATE 7
+#define TCP_CLOSE_WAIT_STATE 8
+
+/* TCP header flag bits (tcp_skb_cb.tcp_flags) */
+#define TCPHDR_FIN 0x01
+#define TCPHDR_ACK 0x10
+
+#endif

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Receive stages: rx.stack (driver to TCP), rx.sockq (queued on the socket until the
+ * application reads it), tcp.rtt, ECN marks; the ACKs that end tx.ack. */
+#ifndef TT_RX_BPF_H
+#define TT_RX_BPF_H
+
+#include "flow.bpf.h"
+#include "packet.bpf.h"
+#include "requests.bpf.h"
+#include "sched.bpf.h"
+#include "sends.bpf.h"
+
+/* Driver receive: TCP data for selected ports gets a timestamp (and its ECN mark). */
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
+{
+	unsigned char *data = skb->data;
+	struct pkt_stamp st = {};
+	__u16 proto = bpf_ntohs(skb->protocol);
+	__u32 thoff, tot;
+	struct tcphdr th;
+	__u8 tos;
+
+	/* the IP and TCP headers in one read (one helper call a packet, not two); an IPv4
+	 * header with options needs a second one for the TCP header */
+	if (proto == ETH_P_IP) {
+		struct {
+			struct iphdr ip;
+			struct tcphdr th;
+		} h;
+
+		if (bpf_probe_read_kernel(&h, sizeof(h), data) || h.ip.protocol != IPPROTO_TCP)
+			return 0;
+		thoff = h.ip.ihl * 4;
+		tot = bpf_ntohs(h.ip.tot_len);
+		tos = h.ip.tos;
+		if (thoff == sizeof(h.ip))
+			th = h.th;
+		else if (bpf_probe_read_kernel(&th, sizeof(th), data + thoff))
+			return 0;
+	} else if (proto == ETH_P_IPV6) {
+		struct {
+			struct ipv6hdr ip6;
+			struct tcphdr th;
+		} h;
+
+		if (bpf_probe_read_kernel(&h, sizeof(h), data) || h.ip6.nexthdr != IPPROTO_TCP)
+			return 0;
+		thoff = sizeof(h.ip6);
+		tot = sizeof(h.ip6) + bpf_ntohs(h.ip6.payload_len);
+		tos = (h.ip6.priority << 4) | (h.ip6.flow_lbl[0] >> 4);
+		th = h.th;
+	} else {
+		return 0;
+	}
+	if (!port_selected(bpf_ntohs(th.dest), bpf_ntohs(th.source)))
+		return 0;
+	if ((tos & 3) == 3)
+		st.ce = 1;
+	if (tot <= thoff + th.doff * 4 && !st.ce)
+		return 0; /* pure ACK without a mark: nothing to time */
+	st.ts = bpf_ktime_get_ns();
+	st.len = tot > thoff + th.doff * 4 ? tot - thoff - th.doff * 4 : 0;
+	st.seq = bpf_ntohl(th.seq);
+	stamp_put(&rx_stamps, skb, &st);
+	return 0;
+}
+
+/* Segment processed by TCP on an established socket (tcp_rcv_established): the end of
+ * rx.stack, RTT samples and ECN marks. */
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
+{
+	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)skb->cb;
+	struct pkt_stamp st = {};
+	struct tcp_sock *tp;
+	struct flow *f;
+	__u64 now, srtt, minrtt;
+	__u32 una, from, fresh;
+	bool stamped;
+
+	stamped = stamp_take(&rx_stamps, skb, &st);
+	if (stamped && st.seq != cb->seq) {
+		/* left by an earlier packet at this address that TCP never processed on an
+		 * established socket: not this packet's arrival, and counted as unmatched */
+		stamped = false;
+		cnt_add(CNT_PKT_DELETES, (__u64)-1);
+	}
+	f = flow_traced(sk);
+	/* a typed pointer: its fields are plain loads, not probe-read helper calls */
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!f || !tp)
+		return 0;
+	now = bpf_ktime_get_ns();
+	/* a new RTT sample needs new data acknowledged: sample srtt only when snd_una moves,
+	 * not on every segment */
+	una = tp->snd_una;
+	srtt = 0;
+	if (una != f->last_snd_una) {
+		f->last_snd_una = una;
+		srtt = (__u64)(tp->srtt_us >> 3) * 1000;
+	}
+	minrtt = srtt ? (__u64)tp->rtt_min.s[0].v * 1000 : 0;
+	/* tcp_probe runs for every segment, before TCP processes its ACK */
+	if (f->send_acked != f->send_next && (cb->tcp_flags & TCPHDR_ACK))
+		sends_acked(f, cb->ack_seq, now);
+	if (!f->rx_probed || (__s32)(cb->end_seq - f->rx_probed) > 0)
+		f->rx_probed = cb->end_seq;
+	/* data not received before: tcp_probe fires before TCP takes the segment, so rcv_nxt
+	 * is still the old edge. A retransmission of data this side already has (the peer's
+	 * timer fired because this side's ACK was held up) is no new request. */
+	from = (__s32)(cb->seq - tp->rcv_nxt) > 0 ? cb->seq : tp->rcv_nxt;
+	fresh = (__s32)(cb->end_seq - from) > 0 ? cb->end_seq - from : 0;
+	if (fresh && (cb->tcp_flags & TCPHDR_FIN))
+		fresh--;
+	if (fresh >= (1u << 30))
+		fresh = 0;
+	if (srtt) {
+		f->srtt_ns = srtt;
+		if (minrtt && minrtt != ~0U * 1000ULL)
+			f->min_rtt_ns = minrtt;
+		flow_sample(f, STAGE_TCP_RTT, srtt);
+	}
+	if (!stamped) {
+		/* data whose driver stamp was overwritten in a full bucket (counted as
+		 * unmatched): no rx.stack sample, but the request still starts or gets its
+		 * first response byte, from when TCP takes it */
+		if (fresh)
+			req_on_inbound(f, now, now, fresh);
+		return 0;
+	}
+	if (st.ce) {
+		cnt_add(CNT_ECN_CE, 1);
+		if (f->phase != REQ_IDLE)
+			f->req.ecn_ce++;
+	}
+	if (!st.len)
+		return 0;
+	flow_sample(f, STAGE_RX_STACK, now - st.ts);
+	if (!fresh)
+		return 0;
+	req_on_inbound(f, st.ts, now, fresh);
+	req_stage(f, STAGE_RX_STACK, st.ts, now);
+	return 0;
+}
+
+/* Data queued on the socket: remember (rcv_nxt, time) to time the application's read. */
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(tt_sk_data_ready, struct sock *sk)
+{
+	struct flow *f = flow_get(sk, false);
+	struct tcp_sock *tp;
+	__u32 nxt, i, last;
+
+	if (!f || f->verdict != FLOW_TRACED)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return 0;
+	nxt = tp->rcv_nxt;
+	/* data TCP queued without passing tcp_rcv_established, where tcp_probe fires: the
+	 * segment that completed a handshake whose last ACK was dropped (a full accept
+	 * queue), data after this side's FIN. The request logic gets it from here, at the
+	 * time it is queued. */
+	if (targ_requests && (!f->rx_probed || (__s32)(nxt - f->rx_probed) > 0)) {
+		__u32 bytes = f->rx_probed ? nxt - f->rx_probed : (__u32)tp->bytes_received;
+		__u64 t;
+
+		/* a FIN taken here is in rcv_nxt, and is no data */
+		if (f->rx_probed && bytes && (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & 1))
+			bytes--;
+		f->rx_probed = nxt;
+		if (bytes) {
+			t = bpf_ktime_get_ns();
+			req_on_inbound(f, t, t, bytes);
+		}
+	}
+	if (f->rxq_tail != f->rxq_head) {
+		last = (f->rxq_tail - 1) % RXQ_SLOTS;
+		if (f->rxq[last].seq_end == nxt)
+			return 0;
+	}
+	if (f->rxq_tail - f->rxq_head >= RXQ_SLOTS) {
+		/* full: extend the newest entry instead of losing the oldest arrival time */
+		f->rxq_overflow++;
+		f->rxq[(f->rxq_tail - 1) % RXQ_SLOTS].seq_end = nxt;
+		return 0;
+	}
+	i = f->rxq_tail % RXQ_SLOTS;
+	f->rxq[i].seq_end = nxt;
+	f->rxq[i].ts = bpf_ktime_get_ns();
+	f->rxq_tail++;
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
+{
+	struct tcp_sock *tp;
+	struct flow *f;
+	__u32 copied, tid;
+	__u64 now;
+
+	if (ret <= 0 || (flags & 2 /* MSG_PEEK */))
+		return 0;
+	f = flow_owner(sk);
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!f || !tp)
+		return 0;
+	now = bpf_ktime_get_ns();
+	tid = (__u32)bpf_get_current_pid_tgid();
+	flow_track_thread(f, tid);
+	copied = tp->copied_seq;
+	for (int n = 0; n < RXQ_SLOTS; n++) {
+		__u32 i = f->rxq_head % RXQ_SLOTS;
+
+		if (f->rxq_head == f->rxq_tail || (__s32)(f->rxq[i].seq_end - copied) > 0)
+			break;
+		flow_sample(f, STAGE_RX_SOCKQ, now - f->rxq[i].ts);
+		req_stage(f, STAGE_RX_SOCKQ, f->rxq[i].ts, now);
+		f->rxq_head++;
+	}
+	req_on_read(f, now, ret);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Socket lifetime: the side of each connection (sockops), the end of a request at close,
+ * and forgetting a socket's flow when it closes, or when the sweep finds it closed. */
+#ifndef TT_SOCK_BPF_H
+#define TT_SOCK_BPF_H
+
+#include "flow.bpf.h"
+#include "requests.bpf.h"
+
+SEC("sockops")
+int tt_sockops(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock *bsk;
+	struct flow *f;
+	struct sock *sk;
+
+	if (skops->op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
+	    skops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+		return 1;
+	bsk = skops->sk;
+	/* keep the null-checked register: a reload would be sock_or_null again */
+	asm volatile("" : "+r"(bsk));
+	if (!bsk)
+		return 1;
+	sk = (struct sock *)bpf_skc_to_tcp_sock(bsk);
+	if (!sk)
+		return 1;
+	f = flow_get(sk, true);
+	if (!f)
+		return 1;
+	if (!f->cookie)
+		f->cookie = bpf_get_socket_cookie(skops);
+	f->role = skops->op == BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB ? ROLE_CLIENT : ROLE_SERVER;
+	return 1;
+}
+
+/* Every full TCP socket is destroyed through here, including the children a listener
+ * drops unaccepted (inet_child_forget), which never pass through TCP_CLOSE. */
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(tt_tcp_destroy_sock, struct sock *sk)
+{
+	struct flow *f = flow_get(sk, false);
+
+	if (f)
+		retrans_sync(f, sk);
+	flow_forget(sk);
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(tt_inet_sock_set_state, struct sock *sk, int oldstate, int newstate)
+{
+	struct flow *f;
+
+	if (newstate != TCP_CLOSE_STATE && newstate != TCP_FIN_WAIT1_STATE &&
+	    newstate != TCP_CLOSE_WAIT_STATE)
+		return 0;
+	f = flow_get(sk, false);
+	if (f && f->verdict == FLOW_TRACED) {
+		retrans_sync(f, sk);
+		req_emit(f);
+	}
+	if (newstate == TCP_CLOSE_STATE)
+		flow_forget(sk);
+	return 0;
+}
+
+/* One flow of the sweep: its socket closed (or was freed and reused) without a close
+ * event reaching tailtrace. Probe reads: the socket may be gone. */
+static long flow_sweep_one(struct bpf_map *map, __u64 *addr, struct flow *f, void *ctx)
+{
+	struct sock *sk = (struct sock *)*addr;
+	__u64 cookie = 0;
+	__u8 state = 0;
+
+	bpf_probe_read_kernel(&state, sizeof(state), (void *)&sk->__sk_common.skc_state);
+	bpf_probe_read_kernel(&cookie, sizeof(cookie), &sk->__sk_common.skc_cookie);
+	if (state == TCP_CLOSE_STATE || (f->cookie && cookie != f->cookie)) {
+		bpf_map_delete_elem(map, addr);
+		cnt_add(CNT_CLOSES_UNSEEN, 1);
+	}
+	return 0;
+}
+
+/* Not attached: userspace runs it every second (BPF_PROG_TEST_RUN). Without it a flow
+ * whose close event the kernel skipped would hold its slot until tailtrace exits. */
+SEC("raw_tp")
+int tt_flow_sweep(void *ctx)
+{
+	bpf_for_each_map_elem(&flows, flow_sweep_one, NULL, 0);
+	return 0;
+}
+
+#endif

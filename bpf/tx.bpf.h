@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Transmit stages: tx.sendq (sendmsg to the device queue), tx.qdisc, tx.nic (the driver's
+ * xmit) and, with sends.bpf.h, tx.ack; whether a send waits for a loss. */
+#ifndef TT_TX_BPF_H
+#define TT_TX_BPF_H
+
+#include "flow.bpf.h"
+#include "packet.bpf.h"
+#include "requests.bpf.h"
+#include "sched.bpf.h"
+#include "sends.bpf.h"
+
+/* TCP is recovering from a loss (Recovery or Loss state, or segments marked lost): sends
+ * made now wait for the loss, not for a queue. */
+/* How long after a retransmission a send still counts as held back by the loss: cwnd and
+ * the pacing rate (BBR estimates bandwidth from the delivery during the recovery) take
+ * several round trips, and several timeouts, to come back. */
+#define LOSS_AFTERMATH_NS 1000000000ULL
+
+static __always_inline bool in_loss_recovery(struct sock *sk)
+{
+	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u8 state = BPF_CORE_READ_BITFIELD_PROBED(icsk, icsk_ca_state);
+
+	return state == 3 /* TCP_CA_Recovery */ || state == 4 /* TCP_CA_Loss */ ||
+	       BPF_CORE_READ(tp, lost_out) || BPF_CORE_READ(tp, retrans_out);
+}
+
+/* A send at time t is held back by a loss: TCP is recovering, or retransmitted within
+ * LOSS_AFTERMATH_NS. A flow that never retransmitted skips the socket reads. */
+static __always_inline bool loss_holds(struct flow *f, struct sock *sk, __u64 t)
+{
+	if (!f->last_retrans_ns)
+		return false;
+	return (t > f->last_retrans_ns && t - f->last_retrans_ns < LOSS_AFTERMATH_NS) ||
+	       in_loss_recovery(sk);
+}
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb,
+	     int size_goal)
+{
+	struct flow *f = flow_owner(sk);
+	struct tcp_sock *tp;
+	__u64 now;
+	__u32 tid;
+
+	/* it fires for every skb the send fills: the first one starts the send */
+	if (!f || f->send_start_ns)
+		return 0;
+	/* a typed pointer: write_seq is a plain load */
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return 0;
+	now = bpf_ktime_get_ns();
+	tid = (__u32)bpf_get_current_pid_tgid();
+	f->send_start_ns = now;
+	retrans_sync(f, sk);
+	send_begin(f, tp->write_seq, (__u32)msg->msg_iter.count, now);
+	flow_track_thread(f, tid);
+	req_on_send(f, now, tid);
+	if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, now))
+		f->req.flags |= REQ_F_LOSS_RECOVERY;
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(tt_sock_send_length, struct sock *sk, int ret, int flags)
+{
+	struct flow *f = flow_get(sk, false);
+
+	if (f && f->send_start_ns) {
+		f->send_start_ns = 0;
+		send_end(f, ret);
+	}
+	return 0;
+}
+
+/* First transmissions of a traced flow's data: kept per flow so a retransmission can be
+ * timed from the original send. */
+SEC("tp_btf/net_dev_queue")
+int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
+{
+	struct flow *f = flow_get(skb->sk, false);
+	struct sock *sk = skb->sk;
+	__u32 seq, end, i;
+	__u64 now, sent;
+
+	if (!f || f->verdict != FLOW_TRACED || !sk)
+		return 0;
+	end = skb_tcp_end(skb, &seq);
+	if (end == seq)
+		return 0; /* pure ACK */
+	now = bpf_ktime_get_ns();
+	/* before the retransmission test: data a full qdisc dropped comes again with the same
+	 * sequence numbers, and its sends leave TCP then */
+	if (f->send_queued != f->send_next) {
+		sent = sends_queued(f, end, now);
+		/* data leaving after a long wait while TCP recovers: the loss held it */
+		if (sent && targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, sent))
+			f->req.flags |= REQ_F_LOSS_RECOVERY;
+	}
+	i = f->qseq_next++ % QSEQ_SLOTS;
+	f->qseq[i].seq = seq;
+	f->qseq[i].end_seq = end;
+	f->qseq[i].ts = now;
+	if (f->txseq_max && (__s32)(end - f->txseq_max) <= 0)
+		return 0; /* a retransmission: the ring keeps first transmissions */
+	f->txseq_max = end;
+	i = f->txseq_next++ % TXSEQ_SLOTS;
+	f->txseq[i].end_seq = end;
+	f->txseq[i].ts = now;
+	return 0;
+}
+
+/* A packet is timed when its socket is traced, or, with --dev, when it crosses a selected
+ * device (forwarded packets have no socket). */
+static __always_inline bool skb_selected(struct sk_buff *skb, struct net_device *dev,
+					 struct flow **fp)
+{
+	struct flow *f = flow_get(skb->sk, false);
+
+	*fp = f && f->verdict == FLOW_TRACED ? f : NULL;
+	if (targ_ndevs)
+		return dev_selected(dev);
+	return *fp != NULL;
+}
+
+SEC("tp_btf/qdisc_enqueue")
+int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct sk_buff *skb)
+{
+	struct pkt_stamp st = {};
+	struct flow *f;
+
+	if (!skb_selected(skb, q->dev_queue->dev, &f))
+		return 0;
+	st.ts = bpf_ktime_get_ns();
+	stamp_put(&qdisc_stamps, skb, &st);
+	return 0;
+}
+
+/* Enqueue time of a segment the qdisc created by splitting a GSO packet: the latest
+ * transmission whose sequence range holds the segment's first byte. */
+static __always_inline bool qseq_enqueue_time(struct flow *f, struct sk_buff *skb,
+					      struct pkt_stamp *st)
+{
+	__u64 best = 0;
+	__u32 seq;
+
+	if (skb_tcp_end(skb, &seq) == seq)
+		return false; /* no payload, or the header could not be read */
+	for (int i = 0; i < QSEQ_SLOTS; i++) {
+		struct qseq_entry *e = &f->qseq[i];
+
+		if (e->ts > best && (__s32)(seq - e->seq) >= 0 && (__s32)(e->end_seq - seq) > 0)
+			best = e->ts;
+	}
+	if (!best)
+		return false;
+	st->ts = best;
+	return true;
+}
+
+static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u64 now)
+{
+	struct dev_cache_entry *ce;
+	struct pkt_stamp st = {};
+	struct dev_key dk;
+	struct flow *f;
+	__u32 handle, segs;
+
+	if (!skb_selected(skb, q->dev_queue->dev, &f))
+		return;
+	/* one count per wire packet, as tc's "Sent ... pkt": a GSO skb small enough for the
+	 * qdisc not to segment it (tbf: <= its burst) leaves as one skb of gso_segs packets */
+	segs = skb_gso_segs(skb);
+	cnt_add(CNT_QDISC_PKTS, segs ? segs : 1);
+	if (!stamp_take(&qdisc_stamps, skb, &st) && !(f && qseq_enqueue_time(f, skb, &st)))
+		return;
+	ce = remember_dev(q->dev_queue->dev, &dk);
+	handle = q->handle;
+	if (f) {
+		f->ifindex = dk.ifindex;
+		f->netns = dk.netns;
+		f->qdisc_handle = handle;
+		req_stage(f, STAGE_TX_QDISC, st.ts, now);
+	}
+	if (f && targ_by != GROUP_NONE)
+		flow_sample_at(f, STAGE_TX_QDISC, now - st.ts, dk.ifindex, dk.netns, handle);
+	else
+		place_sample(ce, &dk, STAGE_TX_QDISC, handle, now - st.ts);
+}
+
+SEC("tp_btf/qdisc_dequeue")
+int BPF_PROG(tt_qdisc_dequeue, struct Qdisc *q, struct netdev_queue *txq, int packets,
+	     struct sk_buff *skb)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	/* bulk dequeue hands over a list linked through skb->next */
+	for (int i = 0; i < 16 && skb; i++) {
+		if (i >= packets)
+			break;
+		qdisc_out(q, skb, now);
+		skb = skb->next;
+	}
+	return 0;
+}
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
+{
+	struct nic_slot *slot;
+	__u32 zero = 0;
+	struct flow *f;
+	__u64 now;
+
+	if (!skb_selected(skb, dev, &f))
+		return 0;
+	now = bpf_ktime_get_ns();
+	slot = bpf_map_lookup_elem(&nic_slots, &zero);
+	if (slot) {
+		slot->skb = (__u64)skb;
+		slot->sk = (__u64)skb->sk;
+		slot->ts = now;
+	}
+	if (f) {
+		/* where the driver's software TX timestamp is taken; only while a send waits
+		 * for it, so most packets cost no header read */
+		if (f->send_xmit != f->send_queued) {
+			__u32 seq, end = skb_tcp_end(skb, &seq);
+
+			if (end != seq)
+				sends_xmit(f, end, now);
+		}
+		req_on_tx_out(f, now, skb->len);
+	}
+	return 0;
+}
+
+SEC("tp_btf/net_dev_xmit")
+int BPF_PROG(tt_net_dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev,
+	     unsigned int len)
+{
+	struct dev_cache_entry *ce;
+	struct nic_slot *slot;
+	struct dev_key dk;
+	__u32 zero = 0;
+	struct flow *f;
+	__u64 now;
+
+	slot = bpf_map_lookup_elem(&nic_slots, &zero);
+	if (!slot || slot->skb != (__u64)skb)
+		return 0;
+	slot->skb = 0;
+	now = bpf_ktime_get_ns();
+	ce = remember_dev(dev, &dk);
+	f = flow_get((struct sock *)slot->sk, false);
+	if (f && f->verdict != FLOW_TRACED)
+		f = NULL;
+	if (f)
+		req_stage(f, STAGE_TX_NIC, slot->ts, now);
+	if (f && targ_by != GROUP_NONE)
+		flow_sample_at(f, STAGE_TX_NIC, now - slot->ts, dk.ifindex, dk.netns, 0);
+	else
+		place_sample(ce, &dk, STAGE_TX_NIC, 0, now - slot->ts);
+	return 0;
+}
+
+#endif
