@@ -5,30 +5,16 @@
 #define TT_TAILTRACE_H
 
 #include "hist.h"
+#include "stage_catalogue.h"
 #ifndef __VMLINUX_H__
 #include <stdbool.h>
 #endif
 
-/* Stage ids. The names ("tx.qdisc", ...) and classes are a stable contract kept in
- * user/core/stages.c and docs/stages.md; ids are internal and may be renumbered. */
+/* Stage ids, from the catalogue (bpf/stage_catalogue.h). The names ("tx.qdisc", ...) and
+ * classes are a stable contract documented in docs/stages.md; ids are internal and may be
+ * renumbered. */
 enum tt_stage {
-	STAGE_TX_SENDQ,		/* app send -> data leaves TCP for IP/qdisc */
-	STAGE_TX_QDISC,		/* qdisc enqueue -> dequeue */
-	STAGE_TX_NIC,		/* handed to the driver -> driver done (SW tx timestamp) */
-	STAGE_TX_ACK,		/* data sent -> cumulatively acknowledged */
-	STAGE_RX_STACK,		/* driver receive -> queued on the socket */
-	STAGE_RX_SOCKQ,		/* queued on the socket -> read by the application */
-	STAGE_TCP_RTT,		/* smoothed RTT samples */
-	STAGE_TCP_RETRANS,	/* original transmission -> retransmission */
-	STAGE_SCHED_RUNQ,	/* serving thread runnable but waiting for a CPU */
-	STAGE_SCHED_ONCPU,	/* serving thread on CPU inside a request */
-	STAGE_SCHED_OFFCPU,	/* serving thread blocked inside a request */
-	STAGE_GPU_WAIT,		/* off-CPU inside a CUDA synchronisation call */
-	STAGE_REQ_LATENCY,	/* whole request as seen on the socket */
-	STAGE_REQ_TTFT,		/* request -> first response byte */
-	STAGE_REQ_GAP,		/* gap between response chunks (streaming) */
-	STAGE_RDMA_WR,		/* RDMA work request post -> completion */
-	STAGE_RDMA_CQ_EVENT,	/* completion event -> waiter woken */
+	TT_STAGE_CATALOGUE(TT_STAGE_ENUM_ROW)
 	STAGE__MAX,
 };
 

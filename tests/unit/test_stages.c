@@ -174,6 +174,14 @@ static void test_docs_stages_table(void **state)
 			cells += *p == '|';
 		if (cells <= 3)
 			continue; /* stage | meaning: no class column (the req.* table) */
+		for (int t = 0; t < 4 && si->tps[t]; t++) {
+			char quoted[80];
+
+			snprintf(quoted, sizeof(quoted), "`%s`", si->tps[t]);
+			if (!strstr(line, quoted))
+				fail_msg("docs/stages.md: the %s row does not name tracepoint %s", name,
+					 si->tps[t]);
+		}
 		*strrchr(line, '|') = 0;
 		last = strrchr(line, '|') + 1;
 		cls = strtok(last, " (");
@@ -186,6 +194,57 @@ static void test_docs_stages_table(void **state)
 	for (int i = 0; i < STAGE__MAX; i++)
 		if (!documented[i])
 			fail_msg("stage %s is not in docs/stages.md", stage_info(i)->name);
+}
+
+/* The test a catalogue row names exists (paths are relative to the repository). */
+static void test_catalogue_tests_exist(void **state)
+{
+	char path[PATH_MAX + 64], exe[PATH_MAX];
+	const char *root = getenv("TT_ROOT");
+	ssize_t n;
+
+	(void)state;
+	if (!root) {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		assert_true(n > 0);
+		exe[n] = 0;
+		snprintf(path, sizeof(path), "%s/../../..", dirname(exe));
+		root = strdup(path);
+	}
+	for (int i = 0; i < STAGE__MAX; i++) {
+		const struct stage_info *si = stage_info(i);
+
+		if (!si->test)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", root, si->test);
+		if (access(path, R_OK))
+			fail_msg("stage %s: its test %s does not exist", si->name, si->test);
+	}
+}
+
+/* The command stage sets come from the flags: hist's defaults are the TCP path stages and
+ * RDMA; the request and scheduler stages are opt-in. */
+static void test_stage_sets(void **state)
+{
+	int ids[STAGE__MAX], n;
+
+	(void)state;
+	n = stages_with(SF_DEFAULT, ids, STAGE__MAX);
+	assert_int_equal(n, 10);
+	assert_int_equal(ids[0], STAGE_TX_SENDQ);
+	assert_int_equal(ids[n - 1], STAGE_RDMA_CQ_EVENT);
+	n = stages_with(SF_REQUESTS | SF_SCHED, ids, STAGE__MAX);
+	assert_int_equal(n, 4);
+	assert_int_equal(ids[0], STAGE_SCHED_RUNQ);
+	assert_int_equal(stages_with(SF_PLACE_DEV, ids, 1), 1);
+	for (int i = 0; i < STAGE__MAX; i++) {
+		const struct stage_info *si = stage_info(i);
+
+		/* a stage fed by the request programs is not shown by default */
+		assert_false((si->flags & SF_REQUESTS) && (si->flags & SF_DEFAULT));
+		assert_non_null(si->hook);
+		assert_non_null(si->desc);
+	}
 }
 
 static void test_class_names(void **state)
@@ -226,6 +285,8 @@ int main(void)
 		cmocka_unit_test(test_by_name_round_trip),
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_docs_stages_table),
+		cmocka_unit_test(test_catalogue_tests_exist),
+		cmocka_unit_test(test_stage_sets),
 		cmocka_unit_test(test_class_names),
 		cmocka_unit_test(test_group_by),
 	};

@@ -5,6 +5,7 @@
 #include "cmd/commands.h"
 #include "collect/session.h"
 #include "cmd/stage_report.h"
+#include "core/stages.h"
 
 /* request and scheduler stages need the request programs */
 static unsigned int hist_features(const struct tt_opts *o)
@@ -12,9 +13,11 @@ static unsigned int hist_features(const struct tt_opts *o)
 	unsigned int f = 0;
 
 	for (int i = 0; i < o->nstages; i++) {
-		if (o->stages[i] >= STAGE_SCHED_RUNQ && o->stages[i] <= STAGE_REQ_GAP)
+		const struct stage_info *si = stage_info(o->stages[i]);
+
+		if (si && (si->flags & SF_REQUESTS))
 			f |= COLL_REQUESTS;
-		if (o->stages[i] >= STAGE_SCHED_RUNQ && o->stages[i] <= STAGE_GPU_WAIT)
+		if (si && (si->flags & SF_SCHED))
 			f |= COLL_SCHED_HIST;
 	}
 	return f;

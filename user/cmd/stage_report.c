@@ -10,19 +10,16 @@
 #include "rdma/rdma_tracer.h"
 #include "core/stages.h"
 
-static const int default_stages[] = { STAGE_TX_SENDQ, STAGE_TX_QDISC, STAGE_TX_NIC,
-				      STAGE_TX_ACK, STAGE_RX_STACK, STAGE_RX_SOCKQ,
-				      STAGE_TCP_RTT, STAGE_TCP_RETRANS, STAGE_RDMA_WR,
-				      STAGE_RDMA_CQ_EVENT };
-
 bool stage_report_selected(const struct stage_report_opts *ro, int stage)
 {
-	const int *list = ro && ro->nstages ? ro->stages : default_stages;
-	int n = ro && ro->nstages ? ro->nstages
-				  : (int)(sizeof(default_stages) / sizeof(default_stages[0]));
+	const struct stage_info *si;
 
-	for (int i = 0; i < n; i++)
-		if (list[i] == stage)
+	if (!ro || !ro->nstages) {
+		si = stage_info(stage);
+		return si && (si->flags & SF_DEFAULT);
+	}
+	for (int i = 0; i < ro->nstages; i++)
+		if (ro->stages[i] == stage)
 			return true;
 	return false;
 }

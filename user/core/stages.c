@@ -1,44 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Stage names and classes: the single table behind docs/stages.md and every output. */
+/* The stage table, expanded from bpf/stage_catalogue.h: behind docs/stages.md, `probe`
+ * and every output. */
 #include <errno.h>
 #include <string.h>
 #include "core/stages.h"
+#include "probe.bpf.h"
 
-static const struct stage_info stages[STAGE__MAX] = {
-	[STAGE_TX_SENDQ] = { STAGE_TX_SENDQ, "tx.sendq", CLASS_CONGESTION,
-			     "application send -> data leaves TCP for IP/qdisc" },
-	[STAGE_TX_QDISC] = { STAGE_TX_QDISC, "tx.qdisc", CLASS_CONGESTION,
-			     "qdisc enqueue -> dequeue" },
-	[STAGE_TX_NIC] = { STAGE_TX_NIC, "tx.nic", CLASS_TRANSPORT,
-			   "handed to the driver -> software TX timestamp" },
-	[STAGE_TX_ACK] = { STAGE_TX_ACK, "tx.ack", CLASS_SPLIT,
-			   "data sent -> cumulatively acknowledged" },
-	[STAGE_RX_STACK] = { STAGE_RX_STACK, "rx.stack", CLASS_TRANSPORT,
-			     "driver receive -> queued on the socket" },
-	[STAGE_RX_SOCKQ] = { STAGE_RX_SOCKQ, "rx.sockq", CLASS_COMPUTE,
-			     "queued on the socket -> read by the application" },
-	[STAGE_TCP_RTT] = { STAGE_TCP_RTT, "tcp.rtt", CLASS_SPLIT, "smoothed RTT samples" },
-	[STAGE_TCP_RETRANS] = { STAGE_TCP_RETRANS, "tcp.retrans", CLASS_TRANSPORT,
-				"original transmission -> retransmission" },
-	[STAGE_SCHED_RUNQ] = { STAGE_SCHED_RUNQ, "sched.runq", CLASS_COMPUTE,
-			       "serving thread runnable, waiting for a CPU" },
-	[STAGE_SCHED_ONCPU] = { STAGE_SCHED_ONCPU, "sched.oncpu", CLASS_COMPUTE,
-				"serving thread on CPU inside a request" },
-	[STAGE_SCHED_OFFCPU] = { STAGE_SCHED_OFFCPU, "sched.offcpu", CLASS_COMPUTE,
-				 "serving thread blocked inside a request" },
-	[STAGE_GPU_WAIT] = { STAGE_GPU_WAIT, "gpu.wait", CLASS_COMPUTE,
-			     "blocked inside a CUDA synchronisation call" },
-	[STAGE_REQ_LATENCY] = { STAGE_REQ_LATENCY, "req.latency", CLASS_REQUEST,
-				"request start -> end on the socket" },
-	[STAGE_REQ_TTFT] = { STAGE_REQ_TTFT, "req.ttft", CLASS_REQUEST,
-			     "request start -> first response byte" },
-	[STAGE_REQ_GAP] = { STAGE_REQ_GAP, "req.gap", CLASS_REQUEST,
-			    "gap between response chunks" },
-	[STAGE_RDMA_WR] = { STAGE_RDMA_WR, "rdma.wr", CLASS_TRANSPORT,
-			    "RDMA work request post -> completion" },
-	[STAGE_RDMA_CQ_EVENT] = { STAGE_RDMA_CQ_EVENT, "rdma.cq_event", CLASS_COMPUTE,
-				  "completion event -> waiter woken" },
-};
+#define STAGE_ROW(sid, nm, cls, fl, knd, tracepoints, hk, dsc, tst)                         \
+	[STAGE_##sid] = { .id = STAGE_##sid, .name = nm, .class = CLASS_##cls, .flags = fl,   \
+			  .kind = knd, .tps = tracepoints, .hook = hk, .desc = dsc, .test = tst },
+
+static const struct stage_info stages[STAGE__MAX] = { TT_STAGE_CATALOGUE(STAGE_ROW) };
+
+/* request events carry per-stage times for the stages before the RDMA ones */
+_Static_assert(STAGE_RDMA_WR == TT_REQ_STAGES && STAGE_RDMA_CQ_EVENT == STAGE__MAX - 1,
+	       "the RDMA stages come last in bpf/stage_catalogue.h");
 
 const struct stage_info *stage_info(enum tt_stage id)
 {
@@ -53,6 +29,16 @@ int stage_by_name(const char *name)
 		if (!strcmp(stages[i].name, name))
 			return i;
 	return -ENOENT;
+}
+
+int stages_with(unsigned int flags, int *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < STAGE__MAX && n < max; i++)
+		if ((stages[i].flags & flags) == flags)
+			out[n++] = i;
+	return n;
 }
 
 const char *class_name(enum tt_class c)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The stage catalogue: stable names, attribution class and hook of every stage. */
+/* The stage catalogue (bpf/stage_catalogue.h) as a table: stable names, attribution class,
+ * hooks and stage sets of every stage. */
 #ifndef TT_USER_STAGES_H
 #define TT_USER_STAGES_H
 
@@ -14,16 +15,25 @@ enum tt_class {
 	CLASS__MAX,
 };
 
+/* One row of bpf/stage_catalogue.h. */
 struct stage_info {
 	enum tt_stage id;
 	const char *name;	/* stable contract, e.g. "tx.qdisc" */
 	enum tt_class class;
+	unsigned int flags;	/* SF_* */
+	int kind;		/* enum probe_kind needed beyond tracepoints, -1 none */
+	const char *tps[4];	/* tracepoints it needs, "system:name" */
+	const char *hook;	/* the hooks, as `probe` prints them */
 	const char *desc;
+	const char *test;	/* the test comparing it with outside truth, or NULL */
 };
 
 const struct stage_info *stage_info(enum tt_stage id);
 /* Returns the stage id for a name, or -ENOENT. */
 int stage_by_name(const char *name);
+/* The stages whose flags include all of `flags`, in catalogue order; returns how many
+ * (at most max). */
+int stages_with(unsigned int flags, int *out, int max);
 const char *class_name(enum tt_class c);
 const char *group_by_name(enum tt_group_by by);
 /* Returns the enum tt_group_by for "port", "raddr", "comm", "cgroup", "none" or -EINVAL. */
