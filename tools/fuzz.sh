@@ -10,8 +10,10 @@ build=${TT_BUILD:-$root/build}/fuzz
 secs=${FUZZ_SECONDS:-60}
 mkdir -p "$build/corpus" "$build/artifacts" "$root/tests/fuzz/corpus-regress"
 cd "$root"
-src="user/record/record_format.c user/core/snapshot.c user/core/histogram.c user/core/stages.c
-     user/attr/attribution.c user/lib/log.c user/lib/json.c"
+src="user/record/segment_write.c user/record/segment_read.c user/record/segment_files.c
+     user/core/snapshot.c user/core/histogram.c user/core/stages.c user/attr/attr_split.c
+     user/attr/attr_place.c user/attr/attr_aggregate.c user/attr/attr_codec.c
+     user/attr/attr_analysis.c user/lib/log.c user/lib/json.c"
 flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -fsanitize=fuzzer,address,undefined"
 clang $flags tests/fuzz/fuzz_segment.c $src -lbpf -lz -lm -o "$build/fuzz_segment"
 # seeds: a real multi-frame segment (mode byte 0 = whole segment) and its parts

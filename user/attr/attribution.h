@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Per-request attribution into compute, transport and congestion, and the tail-vs-median
  * verdict. Pure code over struct req_event (bpf/tailtrace.h); docs/attribution.md defines
- * the model. The aggregate is mergeable so `record`/`report` can answer any time window. */
+ * the model. The aggregate is mergeable so `record`/`report` can answer any time window.
+ * attr_split.c splits a request, attr_aggregate.c and attr_place.c aggregate, attr_codec.c
+ * encodes, attr_analysis.c judges the tail, attr_report.c prints the report. */
 #ifndef TT_ATTRIBUTION_H
 #define TT_ATTRIBUTION_H
 

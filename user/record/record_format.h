@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The on-disk format of `record` segments (docs/record-format.md): encoding snapshots into
- * CRC-checked, zlib-compressed frames and decoding them back, torn tails tolerated. */
+ * CRC-checked, zlib-compressed frames and decoding them back, torn tails tolerated.
+ * segment_write.c encodes, segment_read.c decodes, segment_files.c reads files and
+ * directories, segment_window.c the --from/--to window; recorder.c writes the files. */
 #ifndef TT_RECORD_FORMAT_H
 #define TT_RECORD_FORMAT_H
 

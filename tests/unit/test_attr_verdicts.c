@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests of the attribution verdict: synthetic populations of each judged scenario
+ * must get the verdict, stage and place the generator injected; the thresholds, both ends
+ * on one host, an empty aggregate, and the text and JSON reports. */
+#include "attr_fixtures.h"
+
+static const char *top_stage(const struct attr_group *g)
+{
+	return g->nstages ? attr_part_info(g->stages[0].part)->stage : "";
+}
+
+static const char *verdict_stage(const struct attr_report *r)
+{
+	return r->tail.verdict.has_part ? attr_part_info(r->tail.verdict.part)->stage : "";
+}
+
+#define SEEDS 10
+
+static void expect(enum scenario sc, int n, enum attr_verdict_class v, const char *stage,
+		   const char *where)
+{
+	for (__u64 seed = 1; seed <= SEEDS; seed++) {
+		struct attr_agg *a = population(sc, n, seed);
+		struct attr_report r;
+
+		analyze(a, &r);
+		if (seed == 1 && getenv("TT_SHOW_REPORTS")) /* to see what a scenario gives */
+			attr_report__print_text(&r, stderr);
+		if (r.tail.verdict.class != v || (stage && strcmp(verdict_stage(&r), stage)) ||
+		    (stage && strcmp(top_stage(&r.tail), stage)) ||
+		    (where && !strstr(r.tail.verdict.where, where))) {
+			attr_report__print_text(&r, stderr);
+			fail_msg("scenario %d seed %llu: verdict %s stage %s where '%s'", sc,
+				 (unsigned long long)seed, attr_verdict_name(r.tail.verdict.class),
+				 verdict_stage(&r), r.tail.verdict.where);
+		}
+		attr_agg__free(a);
+	}
+}
+
+static void test_baseline_none(void **state)
+{
+	(void)state;
+	expect(SC_BASELINE, 20000, VERDICT_NONE, NULL, NULL);
+}
+
+static void test_compute_spike(void **state)
+{
+	(void)state;
+	expect(SC_COMPUTE, 20000, VERDICT_COMPUTE, "sched.oncpu", "server");
+}
+
+static void test_gpu_wait(void **state)
+{
+	(void)state;
+	expect(SC_GPU, 10000, VERDICT_COMPUTE, "gpu.wait", "pid 100 (server)");
+}
+
+static void test_hogs_runq(void **state)
+{
+	(void)state;
+	expect(SC_HOGS, 20000, VERDICT_COMPUTE, "sched.runq", "pid 100 (server) on cpu 1");
+}
+
+static void test_congestion_qdisc(void **state)
+{
+	(void)state;
+	expect(SC_CONGESTION, 20000, VERDICT_CONGESTION, "tx.qdisc",
+	       "dev tt-srv-eth0 qdisc 1:0 (netns 4026532001)");
+}
+
+static void test_loss_transport(void **state)
+{
+	(void)state;
+	/* spread over 16 flows: the place is the device they share */
+	expect(SC_LOSS, 20000, VERDICT_TRANSPORT, "tcp.retrans",
+	       "dev tt-srv-eth0 qdisc 1:0 (netns 4026532001)");
+	/* netem-style loss shows as a drop on the device, but no queue stood behind it */
+	expect(SC_LOSS_NETEM, 20000, VERDICT_TRANSPORT, "tcp.retrans", NULL);
+}
+
+static void test_slowread_client(void **state)
+{
+	(void)state;
+	expect(SC_SLOWREAD, 10000, VERDICT_COMPUTE, "rx.sockq",
+	       "pid 200 (client) flows to 198.18.2.2:7000");
+}
+
+/* Every request read late by the client: the tail is not worse than the median, but
+ * where the time goes is still the unread socket. */
+static void test_slowread_everywhere(void **state)
+{
+	struct gen g = { 42 };
+	struct attr_agg *a = attr_agg__new();
+	struct attr_report r;
+	struct req_event ev;
+
+	(void)state;
+	for (int i = 0; i < 5000; i++) {
+		client_event(&g, &ev, i, 1000 * MS + (__u64)i * MS, uni(&g, 5 * MS, 10 * MS));
+		attr_agg__add(a, &ev);
+	}
+	analyze(a, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_NONE);
+	assert_string_equal(top_stage(&r.tail), "rx.sockq");
+	assert_string_equal(attr_class_name(attr_part_info(r.tail.stages[0].part)->class),
+			    "compute");
+	assert_int_equal(r.client_reqs, 5000);
+	attr_agg__free(a);
+}
+
+/* ---- verdict thresholds ---- */
+
+/* n requests at `base` on CPU, a share `frac` of them `extra` longer in `stage`. */
+static struct attr_agg *two_level(int n, __u64 base, double frac, __u64 extra, int stage,
+				  int stage2, double split)
+{
+	struct attr_agg *a = attr_agg__new();
+	struct gen g = { 99 };
+
+	for (int i = 0; i < n; i++) {
+		struct req_event ev;
+		__u64 L = jit(&g, base, 0.05);
+
+		memset(&ev, 0, sizeof(ev));
+		flow_fill(&ev, i, ROLE_SERVER);
+		ev.tid = 5;
+		ev.start_ns = 1000;
+		ev.first_resp_ns = ev.start_ns + L;
+		ev.stage_ns[STAGE_SCHED_ONCPU] = L;
+		if (urand(&g) < frac) {
+			__u64 e1 = (__u64)((double)extra * split), e2 = extra - e1;
+
+			ev.stage_ns[stage] += e1;
+			if (stage2 >= 0)
+				ev.stage_ns[stage2] += e2;
+			else
+				e2 = 0;
+			ev.end_ns = ev.first_resp_ns + e1 + e2;
+		} else {
+			ev.end_ns = ev.first_resp_ns;
+		}
+		attr_agg__add(a, &ev);
+	}
+	return a;
+}
+
+static enum attr_verdict_class verdict_of(struct attr_agg *a)
+{
+	struct attr_report r;
+
+	attr_analyze(a, NULL, 10, NULL, &r);
+	attr_agg__free(a);
+	return r.tail.verdict.class;
+}
+
+static void test_verdict_rule(void **state)
+{
+	(void)state;
+	/* large relative but small absolute excess: none */
+	assert_int_equal(verdict_of(two_level(5000, 200 * US, 0.02, 1500 * US, STAGE_TX_QDISC,
+					      -1, 1)),
+			 VERDICT_NONE);
+	/* large absolute but small relative excess: none */
+	assert_int_equal(verdict_of(two_level(5000, 20 * MS, 0.02, 5 * MS, STAGE_TX_QDISC, -1,
+					      1)),
+			 VERDICT_NONE);
+	/* both: named */
+	assert_int_equal(verdict_of(two_level(5000, 1 * MS, 0.02, 5 * MS, STAGE_TX_QDISC, -1,
+					      1)),
+			 VERDICT_CONGESTION);
+	/* a 55/45 split is a majority */
+	assert_int_equal(verdict_of(two_level(5000, 1 * MS, 0.02, 10 * MS, STAGE_TX_QDISC,
+					      STAGE_TX_NIC, 0.55)),
+			 VERDICT_CONGESTION);
+	/* three-way 40/30/30 split: the plurality is not clear enough (needs 1.5x) */
+	{
+		struct attr_agg *a = attr_agg__new();
+		struct gen g = { 5 };
+
+		for (int i = 0; i < 5000; i++) {
+			struct req_event ev;
+
+			memset(&ev, 0, sizeof(ev));
+			ev.start_ns = 1;
+			ev.first_resp_ns = 1 + jit(&g, 1 * MS, 0.05);
+			ev.stage_ns[STAGE_SCHED_ONCPU] = ev.first_resp_ns - 1;
+			ev.end_ns = ev.first_resp_ns;
+			if (urand(&g) < 0.02) {
+				ev.stage_ns[STAGE_SCHED_ONCPU] += 4 * MS;
+				ev.first_resp_ns += 4 * MS;
+				ev.stage_ns[STAGE_TX_QDISC] = 3 * MS;
+				ev.stage_ns[STAGE_TX_NIC] = 3 * MS;
+				ev.end_ns = ev.first_resp_ns + 6 * MS;
+			}
+			attr_agg__add(a, &ev);
+		}
+		assert_int_equal(verdict_of(a), VERDICT_MIXED);
+	}
+	/* too few requests */
+	assert_int_equal(verdict_of(two_level(50, 1 * MS, 0.1, 50 * MS, STAGE_TX_QDISC, -1, 1)),
+			 VERDICT_NONE);
+}
+
+static void test_client_remote_unattributed(void **state)
+{
+	struct attr_agg *a = attr_agg__new();
+	struct gen g = { 3 };
+	struct attr_report r;
+
+	(void)state;
+	/* the server is slow on 2% of requests: from the client that is beyond this host */
+	for (int i = 0; i < 5000; i++) {
+		struct req_event ev;
+
+		client_event(&g, &ev, i, 1000 * MS, 0);
+		if (urand(&g) < 0.02) {
+			ev.first_resp_ns += 40 * MS;
+			ev.end_ns += 40 * MS;
+		}
+		attr_agg__add(a, &ev);
+	}
+	attr_analyze(a, NULL, 10, NULL, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_UNATTRIBUTED);
+	assert_string_equal(verdict_stage(&r), "remote");
+	assert_non_null(strstr(r.tail.verdict.summary, "run explain on the server"));
+	attr_agg__free(a);
+}
+
+/* Both ends traced on one host (the testbed's namespaces): each exchange is seen once
+ * as a server request and once as a client request. */
+static struct attr_agg *both_ends(bool slow_server, bool slow_client, __u64 seed)
+{
+	struct attr_agg *a = attr_agg__new();
+	struct gen g = { seed };
+
+	for (int i = 0; i < 10000; i++) {
+		struct req_event sev, cev;
+		struct srv_req x = { 0 };
+		__u64 stall = 0, L;
+
+		if (slow_server && urand(&g) < 0.01)
+			x.oncpu = jit(&g, 50 * MS, 0.05);
+		/* a client that does not read closes the window: the server's response
+		 * waits in its send queue */
+		if (slow_client && urand(&g) < 0.03)
+			stall = x.sendq = uni(&g, 20 * MS, 60 * MS);
+		server_event(&g, &sev, i, 1000 * MS, &x);
+		client_event(&g, &cev, i, 1000 * MS, stall);
+		L = sev.end_ns - sev.start_ns - x.sendq;
+		cev.first_resp_ns += L > 1 * MS ? L - 1 * MS : 0;
+		cev.end_ns += L > 1 * MS ? L - 1 * MS : 0;
+		attr_agg__add(a, &sev);
+		attr_agg__add(a, &cev);
+	}
+	return a;
+}
+
+static void test_both_ends(void **state)
+{
+	struct attr_params p;
+	struct attr_report r;
+	struct attr_agg *a;
+
+	(void)state;
+	/* slow server: the client only sees `remote`; the server's view is used */
+	a = both_ends(true, false, 1);
+	attr_analyze(a, NULL, 10, NULL, &r);
+	assert_int_equal(r.role, ROLE_SERVER);
+	assert_int_equal(r.tail.verdict.class, VERDICT_COMPUTE);
+	assert_string_equal(verdict_stage(&r), "sched.oncpu");
+	assert_true(r.has_other);
+	assert_int_equal(r.other.class, VERDICT_UNATTRIBUTED);
+	assert_int_equal(r.server_reqs, 10000);
+	assert_int_equal(r.client_reqs, 10000);
+	/* the caller can ask for one side */
+	attr_params__default(&p);
+	p.role = ROLE_CLIENT;
+	attr_analyze(a, NULL, 10, &p, &r);
+	assert_int_equal(r.role, ROLE_CLIENT);
+	assert_int_equal(r.tail.verdict.class, VERDICT_UNATTRIBUTED);
+	assert_int_equal(r.other.class, VERDICT_COMPUTE);
+	attr_agg__free(a);
+
+	/* slow reader: the server blames its send queue, the client knows better */
+	a = both_ends(false, true, 2);
+	p.role = ROLE_SERVER;
+	attr_analyze(a, NULL, 10, &p, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_CONGESTION);
+	assert_string_equal(verdict_stage(&r), "tx.sendq");
+	attr_analyze(a, NULL, 10, NULL, &r);
+	assert_int_equal(r.role, ROLE_CLIENT);
+	assert_int_equal(r.tail.verdict.class, VERDICT_COMPUTE);
+	assert_string_equal(verdict_stage(&r), "rx.sockq");
+	assert_int_equal(r.other.class, VERDICT_CONGESTION);
+	attr_agg__free(a);
+
+	/* nothing wrong: none from either side */
+	a = both_ends(false, false, 3);
+	attr_analyze(a, NULL, 10, NULL, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_NONE);
+	assert_int_equal(r.other.class, VERDICT_NONE);
+	attr_agg__free(a);
+}
+
+static void test_empty(void **state)
+{
+	struct attr_agg *a = attr_agg__new();
+	struct attr_report r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct json_writer w;
+
+	(void)state;
+	attr_analyze(a, NULL, 1, NULL, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_NONE);
+	attr_analyze(NULL, NULL, 1, NULL, &r);
+	assert_int_equal(r.requests, 0);
+	attr_report__print_text(&r, f);
+	jw_init(&w, f, false);
+	jw_object_begin(&w, NULL);
+	attr_report__print_json(&r, &w);
+	jw_object_end(&w);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"class\":\"none\""));
+	free(buf);
+	attr_agg__free(a);
+}
+
+/* ---- rendering ---- */
+
+static void test_render(void **state)
+{
+	static const char *const keys[] = {
+		"\"duration_s\":", "\"requests\":", "\"role\":\"server\"", "\"roles\":{",
+		"\"latency_us\":{",
+		"\"ttft_us\":{", "\"gap_us\":{", "\"p50\":", "\"p90\":", "\"p99\":",
+		"\"p999\":", "\"max\":", "\"tail\":{", "\"threshold_us\":", "\"count\":",
+		"\"shares\":{", "\"compute\":", "\"transport\":", "\"congestion\":",
+		"\"unattributed\":", "\"excess_shares\":{", "\"stages\":[",
+		"\"stage\":\"tx.qdisc\"",
+		"\"class\":\"congestion\"", "\"share\":", "\"where\":\"dev tt-srv-eth0 qdisc 1:0",
+		"\"median\":{", "\"verdict\":{\"class\":\"congestion\",\"stage\":\"tx.qdisc\"",
+		"\"summary\":", "\"rule\":", "\"evidence\":{", "\"thresholds\":{",
+	};
+	struct attr_agg *a = population(SC_CONGESTION, 20000, 1);
+	struct attr_report r;
+	struct json_writer w;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int depth = 0;
+
+	(void)state;
+	analyze(a, &r);
+	f = open_memstream(&buf, &len);
+	jw_init(&w, f, false);
+	jw_object_begin(&w, NULL);
+	attr_report__print_json(&r, &w);
+	jw_object_end(&w);
+	jw_finish(&w);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strstr(buf, keys[i]))
+			fail_msg("missing %s in %s", keys[i], buf);
+	for (char *p = buf; *p; p++) {
+		depth += *p == '{' || *p == '[';
+		depth -= *p == '}' || *p == ']';
+		assert_true(depth >= 0);
+	}
+	assert_int_equal(depth, 0);
+	free(buf);
+
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	attr_report__print_text(&r, f);
+	fclose(f);
+	/* the verdict comes first, and names the place */
+	assert_int_equal(strncmp(buf, "verdict: congestion (tx.qdisc)", 30), 0);
+	assert_non_null(strstr(buf, "dev tt-srv-eth0 qdisc 1:0"));
+	assert_non_null(strstr(buf, "p99 tail:"));
+	free(buf);
+	attr_agg__free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_baseline_none),
+		cmocka_unit_test(test_compute_spike),
+		cmocka_unit_test(test_gpu_wait),
+		cmocka_unit_test(test_hogs_runq),
+		cmocka_unit_test(test_congestion_qdisc),
+		cmocka_unit_test(test_loss_transport),
+		cmocka_unit_test(test_slowread_client),
+		cmocka_unit_test(test_slowread_everywhere),
+		cmocka_unit_test(test_client_remote_unattributed),
+		cmocka_unit_test(test_verdict_rule),
+		cmocka_unit_test(test_both_ends),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_render),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What the segment files share and nothing outside user/record/ uses. */
+#ifndef TT_SEGMENT_INT_H
+#define TT_SEGMENT_INT_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "record/record_format.h"
+
+/* Sets d's message and offset; returns err, so a caller can return it at once. */
+int rec_diag_set(struct rec_diag *d, int err, __u64 off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Grows *arr, of elem-byte elements, to hold need (capacity doubling). 0 or -ENOMEM. */
+int rec_grow_array(void **arr, size_t *cap, size_t need, size_t elem);
+
+#endif

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The time window of `report --from/--to`: parsing the time arguments, and which recorded
+ * intervals fall inside the window. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "record/record_format.h"
+
+static int parse_uint(const char **s, int ndigits, int *out)
+{
+	int v = 0;
+
+	for (int i = 0; i < ndigits; i++) {
+		if ((*s)[i] < '0' || (*s)[i] > '9')
+			return -EINVAL;
+		v = v * 10 + ((*s)[i] - '0');
+	}
+	*s += ndigits;
+	*out = v;
+	return 0;
+}
+
+/* Seconds since the epoch of a UTC broken-down time (no time zone database involved). */
+static long long days_from_civil(int y, int m, int d)
+{
+	long long era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static int parse_fraction(const char **s, double *frac)
+{
+	double scale = 0.1;
+
+	*frac = 0;
+	if (**s != '.' && **s != ',')
+		return 0;
+	(*s)++;
+	if (**s < '0' || **s > '9')
+		return -EINVAL;
+	while (**s >= '0' && **s <= '9') {
+		*frac += (**s - '0') * scale;
+		scale /= 10;
+		(*s)++;
+	}
+	return 0;
+}
+
+static int parse_datetime(const char *s, __u64 *out_ns)
+{
+	int Y, M, D, h = 0, m = 0, sec = 0, oh, om;
+	bool zone = false;
+	long long secs, offset = 0;
+	double frac = 0;
+	struct tm tm;
+
+	if (parse_uint(&s, 4, &Y) || *s++ != '-' || parse_uint(&s, 2, &M) || *s++ != '-' ||
+	    parse_uint(&s, 2, &D))
+		return -EINVAL;
+	if (*s == 'T' || *s == 't' || *s == ' ') {
+		s++;
+		if (parse_uint(&s, 2, &h) || *s++ != ':' || parse_uint(&s, 2, &m))
+			return -EINVAL;
+		if (*s == ':') {
+			s++;
+			if (parse_uint(&s, 2, &sec) || parse_fraction(&s, &frac))
+				return -EINVAL;
+		}
+	}
+	if (*s == 'Z' || *s == 'z') {
+		zone = true;
+		s++;
+	} else if (*s == '+' || *s == '-') {
+		int sign = *s++ == '-' ? -1 : 1;
+
+		if (parse_uint(&s, 2, &oh))
+			return -EINVAL;
+		if (*s == ':')
+			s++;
+		if (parse_uint(&s, 2, &om) || oh > 23 || om > 59)
+			return -EINVAL;
+		zone = true;
+		offset = sign * (oh * 3600LL + om * 60LL);
+	}
+	if (*s || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+		return -EINVAL;
+	if (zone) {
+		secs = days_from_civil(Y, M, D) * 86400 + h * 3600LL + m * 60LL + sec - offset;
+	} else {
+		memset(&tm, 0, sizeof(tm));
+		tm.tm_year = Y - 1900;
+		tm.tm_mon = M - 1;
+		tm.tm_mday = D;
+		tm.tm_hour = h;
+		tm.tm_min = m;
+		tm.tm_sec = sec;
+		tm.tm_isdst = -1;
+		secs = mktime(&tm);
+		if (secs == -1)
+			return -EINVAL;
+	}
+	if (secs < 0)
+		return -EINVAL;
+	*out_ns = (__u64)secs * 1000000000ULL + (__u64)(frac * 1e9 + 0.5);
+	return 0;
+}
+
+int rec_parse_time(const char *s, __u64 now_ns, __u64 *out_ns)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (!strcmp(s, "now")) {
+		*out_ns = now_ns;
+		return 0;
+	}
+	if (s[0] == '-') {
+		double mult;
+
+		errno = 0;
+		v = strtod(s + 1, &end);
+		if (errno || end == s + 1 || v < 0 || s[1] == '-' || s[1] == '+')
+			return -EINVAL;
+		if (!strcmp(end, "s") || !*end)
+			mult = 1;
+		else if (!strcmp(end, "m") || !strcmp(end, "min"))
+			mult = 60;
+		else if (!strcmp(end, "h"))
+			mult = 3600;
+		else if (!strcmp(end, "d"))
+			mult = 86400;
+		else
+			return -EINVAL;
+		v *= mult * 1e9;
+		if (v > (double)now_ns)
+			return -EINVAL;
+		*out_ns = now_ns - (__u64)v;
+		return 0;
+	}
+	if (strlen(s) >= 10 && s[4] == '-')
+		return parse_datetime(s, out_ns);
+	if (s[0] == '@')
+		s++;
+	{
+		unsigned long long secs;
+		double frac;
+		const char *q;
+
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		errno = 0;
+		secs = strtoull(s, &end, 10);
+		q = end;
+		if (errno || secs > 18000000000ULL || parse_fraction(&q, &frac) || *q)
+			return -EINVAL;
+		*out_ns = secs * 1000000000ULL + (__u64)(frac * 1e9 + 0.5);
+	}
+	return 0;
+}
+
+bool rec_in_window(const struct snapshot *s, __u64 from_ns, __u64 to_ns)
+{
+	__u64 mid = s->start_ns + (s->end_ns > s->start_ns ? (s->end_ns - s->start_ns) / 2 : 0);
+
+	return mid >= from_ns && mid < to_ns;
+}
