@@ -476,7 +476,7 @@ static void read_port(struct rdma_counter_set *set, const char *ibdir, const cha
 int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg, size_t msglen)
 {
 	char base[PATH_MAX], ibdir[PATH_MAX + 256], dir[PATH_MAX * 2];
-	struct netdev_seen seen = { .n = 0 };
+	struct netdev_seen seen = {.n = 0};
 	bool live = !root || !strcmp(root, "/") || !root[0];
 	struct dirent *de, *pe;
 	DIR *d, *pd;
