@@ -362,7 +362,8 @@ static void stats_of(struct sample *all, size_t n, size_t off, struct u64vec *ou
 	}
 }
 
-int client_main(int argc, char **argv)
+/* Options into O, checked; -1 to go on, else the exit status. */
+static int client_parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "connect", 1, 0, 'a' }, { "port", 1, 0, 'p' }, { "ports", 1, 0, 'P' },
@@ -464,6 +465,13 @@ int client_main(int argc, char **argv)
 		O.duration = (O.requests > 0 && O.type != LG_T_BULK) ? 0 : 10;
 	if (O.timeout <= 0)
 		O.timeout = O.duration > 0 ? O.duration + O.drain : 600;
+	return -1;
+}
+
+/* Connects every connection and starts its worker; -1 when all run, else the exit
+ * status. *hard_end gets when the run is cut short whatever its state (--timeout). */
+static int start_workers(uint64_t *hard_end)
+{
 	set_comm(O.name);
 	lg_install_signals();
 	memset(reqpay, 'q', sizeof(reqpay));
@@ -483,7 +491,7 @@ int client_main(int argc, char **argv)
 	sigaddset(&ss, SIGTERM);
 	t_start = now_ns() + 1000000; /* 1 ms: let every thread get going */
 	t_end = O.duration > 0 ? t_start + (uint64_t)(O.duration * 1e9) : UINT64_MAX;
-	uint64_t hard_end = t_start + (uint64_t)(O.timeout * 1e9);
+	*hard_end = t_start + (uint64_t)(O.timeout * 1e9);
 	pthread_sigmask(SIG_BLOCK, &ss, &old);
 	for (int i = 0; i < O.conns; i++)
 		if (pthread_create(&W[i].th, NULL, worker_thread, &W[i])) {
@@ -491,6 +499,12 @@ int client_main(int argc, char **argv)
 			return 1;
 		}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -1;
+}
+
+/* Until every worker is done; at a signal or hard_end their sockets are shut down. */
+static void wait_workers(uint64_t hard_end)
+{
 	for (;;) {
 		int done = 0;
 		for (int i = 0; i < O.conns; i++)
@@ -505,64 +519,81 @@ int client_main(int argc, char **argv)
 		}
 		sleep_ns(10000000ull);
 	}
-	uint64_t t_done = now_ns();
+}
+
+/* What the workers measured, all together. */
+struct client_result {
+	uint64_t errors, incomplete, bulk;
+	struct u64vec gaps, lags;
+	struct sample *all; /* sorted by cmp_sample */
+	size_t n;
+	double dur;
+};
+
+static void gather_results(struct client_result *r, uint64_t t_done)
+{
 	size_t nall = 0;
-	uint64_t errors = 0, incomplete = 0, bulk = 0;
-	struct u64vec gaps = { 0 }, lags = { 0 };
+
+	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < O.conns; i++) {
 		pthread_join(W[i].th, NULL);
 		if (W[i].fd >= 0)
 			close(W[i].fd);
 		nall += W[i].ns;
-		errors += W[i].errors;
-		incomplete += W[i].incomplete;
-		bulk += W[i].bulk_bytes;
+		r->errors += W[i].errors;
+		r->incomplete += W[i].incomplete;
+		r->bulk += W[i].bulk_bytes;
 		for (size_t k = 0; k < W[i].gaps.n; k++)
-			vec_push(&gaps, W[i].gaps.v[k]);
+			vec_push(&r->gaps, W[i].gaps.v[k]);
 		for (size_t k = 0; k < W[i].lags.n; k++)
-			vec_push(&lags, W[i].lags.v[k]);
+			vec_push(&r->lags, W[i].lags.v[k]);
 	}
-	struct sample *all = malloc((nall + 1) * sizeof(*all));
-	size_t n = 0;
+	r->all = malloc((nall + 1) * sizeof(*r->all));
 	for (int i = 0; i < O.conns; i++) {
-		memcpy(all + n, W[i].s, W[i].ns * sizeof(*all));
-		n += W[i].ns;
+		memcpy(r->all + r->n, W[i].s, W[i].ns * sizeof(*r->all));
+		r->n += W[i].ns;
 	}
-	qsort(all, n, sizeof(*all), cmp_sample);
+	qsort(r->all, r->n, sizeof(*r->all), cmp_sample);
 	uint64_t last = 0;
-	for (size_t i = 0; i < n; i++)
-		if (all[i].sched + all[i].total > last)
-			last = all[i].sched + all[i].total;
-	double dur = O.type == LG_T_BULK ? (double)(t_done - t_start) / 1e9 : (double)last / 1e9;
-	if (O.samples) {
-		FILE *f = fopen(O.samples, "w");
-		if (!f) {
-			perror(O.samples);
-			return 1;
-		}
-		fprintf(f, "# id conn sched_ns send_ns total_us ttft_us maxgap_us tokens "
-			   "server_us compute_us cpu_us\n");
-		for (size_t i = 0; i < n; i++) {
-			struct sample *s = &all[i];
-			fprintf(f, "%llu %u %llu %llu %.3f %.3f %.3f %u", (unsigned long long)s->id,
-				s->conn, (unsigned long long)s->sched, (unsigned long long)s->send,
-				s->total / 1e3, s->ttft / 1e3, s->maxgap / 1e3, s->tokens);
-			if (s->server != UINT64_MAX)
-				fprintf(f, " %.3f %.3f %.3f\n", s->server / 1e3, s->compute / 1e3,
-					s->cpu / 1e3);
-			else
-				fprintf(f, " nan nan nan\n");
-		}
-		fclose(f);
+	for (size_t i = 0; i < r->n; i++)
+		if (r->all[i].sched + r->all[i].total > last)
+			last = r->all[i].sched + r->all[i].total;
+	r->dur = O.type == LG_T_BULK ? (double)(t_done - t_start) / 1e9 : (double)last / 1e9;
+}
+
+/* --samples: one line per request; 0, or 1 when the file cannot be written. */
+static int write_samples(const struct sample *all, size_t n)
+{
+	FILE *f = fopen(O.samples, "w");
+	if (!f) {
+		perror(O.samples);
+		return 1;
 	}
-	FILE *f = stdout;
-	if (O.json) {
-		f = fopen(O.json, "w");
-		if (!f) {
-			perror(O.json);
-			return 1;
-		}
+	fprintf(f, "# id conn sched_ns send_ns total_us ttft_us maxgap_us tokens "
+		   "server_us compute_us cpu_us\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct sample *s = &all[i];
+		fprintf(f, "%llu %u %llu %llu %.3f %.3f %.3f %u", (unsigned long long)s->id,
+			s->conn, (unsigned long long)s->sched, (unsigned long long)s->send,
+			s->total / 1e3, s->ttft / 1e3, s->maxgap / 1e3, s->tokens);
+		if (s->server != UINT64_MAX)
+			fprintf(f, " %.3f %.3f %.3f\n", s->server / 1e3, s->compute / 1e3,
+				s->cpu / 1e3);
+		else
+			fprintf(f, " nan nan nan\n");
 	}
+	fclose(f);
+	return 0;
+}
+
+/* The run's summary: settings, counts and the distributions, as one JSON line. */
+static void write_summary(FILE *f, struct client_result *r)
+{
+	struct sample *all = r->all;
+	size_t n = r->n;
+	double dur = r->dur;
+	uint64_t errors = r->errors, incomplete = r->incomplete, bulk = r->bulk;
+	struct u64vec gaps = r->gaps, lags = r->lags;
 	struct u64vec lat = { 0 }, ttft = { 0 }, srv = { 0 }, comp = { 0 }, cpu = { 0 };
 	stats_of(all, n, offsetof(struct sample, total), &lat);
 	if (O.type == LG_T_STREAM)
@@ -600,7 +631,33 @@ int client_main(int argc, char **argv)
 		fprintf(f, "%.1f}\n", dur > 0 ? (double)bulk * 8.0 / dur : 0.0);
 	else
 		fprintf(f, "null}\n");
+}
+
+int client_main(int argc, char **argv)
+{
+	struct client_result res;
+	uint64_t hard_end;
+	int r = client_parse(argc, argv);
+
+	if (r >= 0)
+		return r;
+	r = start_workers(&hard_end);
+	if (r >= 0)
+		return r;
+	wait_workers(hard_end);
+	gather_results(&res, now_ns());
+	if (O.samples && write_samples(res.all, res.n))
+		return 1;
+	FILE *f = stdout;
+	if (O.json) {
+		f = fopen(O.json, "w");
+		if (!f) {
+			perror(O.json);
+			return 1;
+		}
+	}
+	write_summary(f, &res);
 	if (f != stdout)
 		fclose(f);
-	return errors && !n ? 1 : 0;
+	return res.errors && !res.n ? 1 : 0;
 }

@@ -326,7 +326,8 @@ static void server_usage(void)
 "SPEC: US | const:US | lognormal:MEDIAN_US,SIGMA | exp:MEAN_US | uniform:LO_US,HI_US\n");
 }
 
-int server_main(int argc, char **argv)
+/* Options into O, checked; -1 to go on, else the exit status. */
+static int server_parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "listen", 1, 0, 'l' }, { "port", 1, 0, 'p' }, { "ports", 1, 0, 'P' },
@@ -406,6 +407,81 @@ int server_main(int argc, char **argv)
 	}
 	if (O.slow_share < 0 || O.slow_share > 100)
 		goto bad;
+	return -1;
+}
+
+/* A connection accepted on fd: its socket options and its own thread (SIGINT and SIGTERM
+ * blocked: the accept loop handles them). */
+static void start_conn(int fd, int idx)
+{
+	sigset_t ss, old;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGTERM);
+	int one = 1;
+	if (O.nodelay)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (O.cc)
+		setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, O.cc, (socklen_t)strlen(O.cc));
+	if (O.sndbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &O.sndbuf, sizeof(O.sndbuf));
+	struct conn *c = calloc(1, sizeof(*c));
+	c->fd = fd;
+	c->idx = idx;
+	c->rng = O.seed * 0x100000001b3ull + (uint64_t)c->idx * 7919 + 1;
+	pthread_sigmask(SIG_BLOCK, &ss, &old);
+	pthread_mutex_lock(&conns_mu);
+	if (pthread_create(&c->th, NULL, conn_thread, c)) {
+		pthread_mutex_unlock(&conns_mu);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		close(fd);
+		free(c);
+		g_errors++;
+		return;
+	}
+	c->next = conns;
+	conns = c;
+	g_conns++;
+	pthread_mutex_unlock(&conns_mu);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The run's summary as one JSON line. */
+static void write_summary(FILE *f, double dur)
+{
+	char cs[64], ps[64], ds[64];
+	dist_format(&O.compute, cs, sizeof(cs));
+	dist_format(O.have_prefill ? &O.prefill : &O.compute, ps, sizeof(ps));
+	dist_format(&O.decode, ds, sizeof(ds));
+	fprintf(f, "{\"role\": \"server\", \"version\": %d, \"mode\": \"%s\", ", LG_VERSION,
+		O.mode);
+	fprintf(f, "\"requests\": %zu, \"errors\": %llu, \"conns\": %llu, "
+		"\"duration_s\": %.6f, \"rate_rps\": %.3f, ",
+		g_service.n, (unsigned long long)g_errors, (unsigned long long)g_conns, dur,
+		dur > 0 ? (double)g_service.n / dur : 0.0);
+	fprintf(f, "\"compute\": \"%s\", \"prefill\": \"%s\", \"decode\": \"%s\", "
+		"\"compute_kind\": \"%s\", \"slow_share_pct\": %g, \"slow_extra_us\": %.3f, ",
+		cs, ps, ds, O.busy ? "busy" : "block", O.slow_share, O.slow_extra_ns / 1e3);
+	json_stats(f, "server_us", g_service.v, g_service.n);
+	fprintf(f, ", ");
+	json_stats(f, "compute_us", g_compute.v, g_compute.n);
+	fprintf(f, ", ");
+	json_stats(f, "cpu_us", g_cpu.v, g_cpu.n);
+	fprintf(f, ", \"bulk_bytes\": %llu, \"bulk_bps\": ", (unsigned long long)g_bulk_bytes);
+	if (g_bulk_t1 > g_bulk_t0)
+		fprintf(f, "%.1f}\n",
+			(double)g_bulk_bytes * 8e9 / (double)(g_bulk_t1 - g_bulk_t0));
+	else
+		fprintf(f, "null}\n");
+}
+
+int server_main(int argc, char **argv)
+{
+	int r = server_parse(argc, argv);
+
+	if (r >= 0)
+		return r;
 	set_comm(O.name);
 	lg_install_signals();
 	if (O.samples) {
@@ -425,11 +501,6 @@ int server_main(int argc, char **argv)
 		pfd[i].fd = lfd[i];
 		pfd[i].events = POLLIN;
 	}
-	/* worker threads must not take SIGINT/SIGTERM: the accept loop handles them */
-	sigset_t ss, old;
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGINT);
-	sigaddset(&ss, SIGTERM);
 	uint64_t t_start = now_ns();
 	deadline_ns = O.duration > 0 ? t_start + (uint64_t)(O.duration * 1e9) : UINT64_MAX;
 	int nconn = 0;
@@ -444,32 +515,7 @@ int server_main(int argc, char **argv)
 			int fd = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
 			if (fd < 0)
 				continue;
-			int one = 1;
-			if (O.nodelay)
-				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			if (O.cc)
-				setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, O.cc, (socklen_t)strlen(O.cc));
-			if (O.sndbuf > 0)
-				setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &O.sndbuf, sizeof(O.sndbuf));
-			struct conn *c = calloc(1, sizeof(*c));
-			c->fd = fd;
-			c->idx = nconn++;
-			c->rng = O.seed * 0x100000001b3ull + (uint64_t)c->idx * 7919 + 1;
-			pthread_sigmask(SIG_BLOCK, &ss, &old);
-			pthread_mutex_lock(&conns_mu);
-			if (pthread_create(&c->th, NULL, conn_thread, c)) {
-				pthread_mutex_unlock(&conns_mu);
-				pthread_sigmask(SIG_SETMASK, &old, NULL);
-				close(fd);
-				free(c);
-				g_errors++;
-				continue;
-			}
-			c->next = conns;
-			conns = c;
-			g_conns++;
-			pthread_mutex_unlock(&conns_mu);
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			start_conn(fd, nconn++);
 		}
 	}
 	lg_stop = 1;
@@ -489,30 +535,7 @@ int server_main(int argc, char **argv)
 			perror(O.json);
 			return 1;
 		}
-		char cs[64], ps[64], ds[64];
-		dist_format(&O.compute, cs, sizeof(cs));
-		dist_format(O.have_prefill ? &O.prefill : &O.compute, ps, sizeof(ps));
-		dist_format(&O.decode, ds, sizeof(ds));
-		fprintf(f, "{\"role\": \"server\", \"version\": %d, \"mode\": \"%s\", ", LG_VERSION,
-			O.mode);
-		fprintf(f, "\"requests\": %zu, \"errors\": %llu, \"conns\": %llu, "
-			"\"duration_s\": %.6f, \"rate_rps\": %.3f, ",
-			g_service.n, (unsigned long long)g_errors, (unsigned long long)g_conns, dur,
-			dur > 0 ? (double)g_service.n / dur : 0.0);
-		fprintf(f, "\"compute\": \"%s\", \"prefill\": \"%s\", \"decode\": \"%s\", "
-			"\"compute_kind\": \"%s\", \"slow_share_pct\": %g, \"slow_extra_us\": %.3f, ",
-			cs, ps, ds, O.busy ? "busy" : "block", O.slow_share, O.slow_extra_ns / 1e3);
-		json_stats(f, "server_us", g_service.v, g_service.n);
-		fprintf(f, ", ");
-		json_stats(f, "compute_us", g_compute.v, g_compute.n);
-		fprintf(f, ", ");
-		json_stats(f, "cpu_us", g_cpu.v, g_cpu.n);
-		fprintf(f, ", \"bulk_bytes\": %llu, \"bulk_bps\": ", (unsigned long long)g_bulk_bytes);
-		if (g_bulk_t1 > g_bulk_t0)
-			fprintf(f, "%.1f}\n",
-				(double)g_bulk_bytes * 8e9 / (double)(g_bulk_t1 - g_bulk_t0));
-		else
-			fprintf(f, "null}\n");
+		write_summary(f, dur);
 		fclose(f);
 	}
 	vec_free(&g_service);

@@ -89,22 +89,13 @@ static const struct hist *row_hist(const struct rdma_row *r, bool total)
 	return total ? &r->total : &r->win;
 }
 
-static void print_text(struct rdma_cmd *c, const struct view *v)
+/* rdma.wr rows (successful completions), their sum, then rdma.cq_event rows. */
+static void print_text_rows(const struct rdma_read *rd, const struct view *v)
 {
-	const struct rdma_read *rd = &c->rd;
 	struct hist all;
-	size_t ntg;
 	bool any = false;
 
-	rdma_tracer__targets(c->t, &ntg);
-
 	memset(&all, 0, sizeof(all));
-	printf("\n== rdma %s: %.1f s, poll side traced %.0f%% of the time\n", v->type, v->seconds,
-	       rdma_tracer__poll_duty(c->t) * 100);
-	if (!ntg)
-		printf("  (no data-path function attached yet: waiting for a verbs context)\n");
-	printf("  %-13s %7s %8s %8s %-14s %8s %9s %9s %9s %9s %9s %9s\n", "stage", "pid", "qp",
-	       "peer", "opcode", "count", "mean", "p50", "p90", "p99", "p99.9", "max");
 	for (size_t i = 0; i < rd->nrows; i++) {
 		const struct rdma_row *r = &rd->rows[i];
 		const struct hist *h = row_hist(r, v->total);
@@ -131,6 +122,11 @@ static void print_text(struct rdma_cmd *c, const struct view *v)
 		       "cq", "");
 		text_summary(h);
 	}
+}
+
+/* Error completions, one line per QP, status and opcode. */
+static void print_text_errors(const struct rdma_read *rd, const struct view *v)
+{
 	for (size_t i = 0; i < rd->nrows; i++) {
 		const struct rdma_row *r = &rd->rows[i];
 		const struct hist *h = row_hist(r, v->total);
@@ -141,33 +137,56 @@ static void print_text(struct rdma_cmd *c, const struct view *v)
 		       r->key.qpn, rdma_status_name(r->key.status), (unsigned long long)h->count,
 		       rdma_opcode_name(r->key.opcode));
 	}
-	if (v->counters) {
-		bool shown = false;
+}
 
-		for (size_t i = 0; i < v->ndeltas; i++) {
-			const struct rdma_counter_delta *d = &v->deltas[i];
+/* Fabric counters that moved, the congestion-vs-transport call and its evidence. */
+static void print_text_counters(const struct view *v)
+{
+	bool shown = false;
 
-			if (!d->delta || d->c->cls == RCC_OTHER)
-				continue;
-			printf("  %-13s %s %s +%llu%s (%s)\n", shown ? "" : "counters", d->c->dev,
-			       d->c->name, (unsigned long long)d->delta, d->reset ? " reset" : "",
-			       rdma_counter_class_name(d->c->cls));
-			shown = true;
-		}
-		if (!shown)
-			printf("  counters      no congestion or transport counter moved\n");
-		printf("  call          %s", rdma_call_name(v->call.call));
-		for (size_t i = 0; i < v->call.nev; i++)
-			printf("%s%s +%llu", i ? ", " : ": ", v->call.ev[i].name,
-			       (unsigned long long)v->call.ev[i].delta);
-		if (v->p99_ratio > 0)
-			printf(" (p99 %.1fx the run's p99 before this window)", v->p99_ratio);
-		printf("\n");
-		for (unsigned int i = 0; i < v->cset->nwarn; i++)
-			printf("  warning       %s\n", v->cset->warn[i]);
-	} else {
+	if (!v->counters) {
 		printf("  counters      not available (no RDMA device)\n");
+		return;
 	}
+	for (size_t i = 0; i < v->ndeltas; i++) {
+		const struct rdma_counter_delta *d = &v->deltas[i];
+
+		if (!d->delta || d->c->cls == RCC_OTHER)
+			continue;
+		printf("  %-13s %s %s +%llu%s (%s)\n", shown ? "" : "counters", d->c->dev,
+		       d->c->name, (unsigned long long)d->delta, d->reset ? " reset" : "",
+		       rdma_counter_class_name(d->c->cls));
+		shown = true;
+	}
+	if (!shown)
+		printf("  counters      no congestion or transport counter moved\n");
+	printf("  call          %s", rdma_call_name(v->call.call));
+	for (size_t i = 0; i < v->call.nev; i++)
+		printf("%s%s +%llu", i ? ", " : ": ", v->call.ev[i].name,
+		       (unsigned long long)v->call.ev[i].delta);
+	if (v->p99_ratio > 0)
+		printf(" (p99 %.1fx the run's p99 before this window)", v->p99_ratio);
+	printf("\n");
+	for (unsigned int i = 0; i < v->cset->nwarn; i++)
+		printf("  warning       %s\n", v->cset->warn[i]);
+}
+
+static void print_text(struct rdma_cmd *c, const struct view *v)
+{
+	const struct rdma_read *rd = &c->rd;
+	size_t ntg;
+
+	rdma_tracer__targets(c->t, &ntg);
+
+	printf("\n== rdma %s: %.1f s, poll side traced %.0f%% of the time\n", v->type, v->seconds,
+	       rdma_tracer__poll_duty(c->t) * 100);
+	if (!ntg)
+		printf("  (no data-path function attached yet: waiting for a verbs context)\n");
+	printf("  %-13s %7s %8s %8s %-14s %8s %9s %9s %9s %9s %9s %9s\n", "stage", "pid", "qp",
+	       "peer", "opcode", "count", "mean", "p50", "p90", "p99", "p99.9", "max");
+	print_text_rows(rd, v);
+	print_text_errors(rd, v);
+	print_text_counters(v);
 	printf("  loss          unmatched %llu, in-flight evicted %llu aged %llu dup %llu "
 	       "fail %llu, hist fail %llu, unsignaled %llu, truncated post %llu poll %llu, "
 	       "thread-state fail %llu, ctx lost %llu\n",
@@ -180,8 +199,125 @@ static void print_text(struct rdma_cmd *c, const struct view *v)
 	fflush(stdout);
 }
 
-static void print_json(struct rdma_cmd *c, const struct view *v)
+/* "wr" (successful completions per QP, peer and opcode) and "wr_all", their sum. */
+static void json_wr(struct json_writer *w, const struct rdma_read *rd, const struct view *v)
 {
+	struct hist all;
+	char b[64];
+
+	memset(&all, 0, sizeof(all));
+	jw_array_begin(w, "wr");
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+		const struct hist *h = row_hist(r, v->total);
+
+		if (r->key.stage != STAGE_RDMA_WR || r->key.status || !h->count)
+			continue;
+		hist_add(&all, h);
+		jw_object_begin(w, NULL);
+		jw_uint(w, "pid", r->key.tgid);
+		jw_uint(w, "qp", r->key.qpn);
+		jw_uint(w, "peer_qp", r->key.peer_qpn);
+		if (r->qp_known && r->qp.gid_set) {
+			gid_str(r->qp.dgid, b, sizeof(b));
+			jw_string(w, "peer_gid", b);
+		}
+		jw_string(w, "opcode", rdma_opcode_name(r->key.opcode));
+		hist_summary_json(w, h);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_object_begin(w, "wr_all");
+	hist_summary_json(w, &all);
+	jw_object_end(w);
+}
+
+/* "errors" (error completions) and "cq_event" (completion-event wake-ups per CQ). */
+static void json_errors_cq_events(struct json_writer *w, const struct rdma_read *rd,
+				  const struct view *v)
+{
+	jw_array_begin(w, "errors");
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+		const struct hist *h = row_hist(r, v->total);
+
+		if (r->key.stage != STAGE_RDMA_WR || !r->key.status || !h->count)
+			continue;
+		jw_object_begin(w, NULL);
+		jw_uint(w, "pid", r->key.tgid);
+		jw_uint(w, "qp", r->key.qpn);
+		jw_uint(w, "status", r->key.status);
+		jw_string(w, "status_name", rdma_status_name(r->key.status));
+		jw_string(w, "opcode", rdma_opcode_name(r->key.opcode));
+		jw_uint(w, "count", h->count);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_array_begin(w, "cq_event");
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+		const struct hist *h = row_hist(r, v->total);
+
+		if (r->key.stage != STAGE_RDMA_CQ_EVENT || !h->count)
+			continue;
+		jw_object_begin(w, NULL);
+		jw_uint(w, "pid", r->key.tgid);
+		jw_uint(w, "cq_handle", r->key.qpn);
+		hist_summary_json(w, h);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+/* "counters": the deltas, the call with its evidence, and the counters' warnings. */
+static void json_counters(struct json_writer *w, const struct view *v)
+{
+	jw_object_begin(w, "counters");
+	jw_bool(w, "available", v->counters);
+	if (v->counters) {
+		jw_array_begin(w, "deltas");
+		for (size_t i = 0; i < v->ndeltas; i++) {
+			const struct rdma_counter_delta *d = &v->deltas[i];
+
+			if (!d->delta)
+				continue;
+			jw_object_begin(w, NULL);
+			jw_string(w, "dev", d->c->dev);
+			jw_string(w, "name", d->c->name);
+			jw_string(w, "source", rdma_counter_source_name(d->c->source));
+			jw_string(w, "class", rdma_counter_class_name(d->c->cls));
+			jw_uint(w, "delta", d->delta);
+			if (d->reset)
+				jw_bool(w, "reset", true);
+			jw_object_end(w);
+		}
+		jw_array_end(w);
+		jw_string(w, "call", rdma_call_name(v->call.call));
+		jw_uint(w, "congestion_events", v->call.congestion_events);
+		jw_uint(w, "transport_events", v->call.transport_events);
+		jw_array_begin(w, "evidence");
+		for (size_t i = 0; i < v->call.nev; i++) {
+			jw_object_begin(w, NULL);
+			jw_string(w, "dev", v->call.ev[i].dev);
+			jw_string(w, "name", v->call.ev[i].name);
+			jw_string(w, "class", rdma_counter_class_name(v->call.ev[i].cls));
+			jw_uint(w, "delta", v->call.ev[i].delta);
+			jw_double(w, "baseline_per_s", v->call.ev[i].baseline_per_s);
+			jw_object_end(w);
+		}
+		jw_array_end(w);
+		jw_array_begin(w, "warnings");
+		for (unsigned int i = 0; i < v->cset->nwarn; i++)
+			jw_string(w, NULL, v->cset->warn[i]);
+		jw_array_end(w);
+	}
+	jw_object_end(w);
+}
+
+/* "loss": every counter of what the BPF side could not keep, and the in-flight table. */
+static void json_loss(struct json_writer *w, const struct rdma_read *rd, const struct view *v)
+{
+
 	static const struct {
 		const char *name;
 		int idx;
@@ -208,136 +344,54 @@ static void print_json(struct rdma_cmd *c, const struct view *v)
 	    {"cq_event_calls", RC_CQEV_CALLS},
 	    {"cq_event_immediate", RC_CQEV_IMMEDIATE},
 	};
-	const struct rdma_read *rd = &c->rd;
+
+	jw_object_begin(w, "loss");
+	for (size_t i = 0; i < sizeof(cnames) / sizeof(cnames[0]); i++)
+		jw_uint(w, cnames[i].name, v->cnt[cnames[i].idx]);
+	jw_uint(w, "inflight_live", rd->inflight_live);
+	jw_uint(w, "inflight_aged", rd->inflight_aged);
+	jw_uint(w, "inflight_evicted", rd->inflight_evicted);
+	jw_uint(w, "hist_live", rd->hist_live);
+	jw_object_end(w);
+}
+
+/* "targets": where each data-path uprobe sits and how it was found. */
+static void json_targets(struct json_writer *w, const struct rdma_tracer *t)
+{
 	const struct rdma_target *tg;
-	struct json_writer w;
-	struct hist all;
 	size_t ntg;
 	char b[64];
 
-	memset(&all, 0, sizeof(all));
+	tg = rdma_tracer__targets(t, &ntg);
+	jw_array_begin(w, "targets");
+	for (size_t i = 0; i < ntg; i++) {
+		jw_object_begin(w, NULL);
+		jw_string(w, "fn", rdma_fn_name(tg[i].fn));
+		jw_string(w, "path", tg[i].path);
+		snprintf(b, sizeof(b), "0x%llx", (unsigned long long)tg[i].offset);
+		jw_string(w, "offset", b);
+		jw_string(w, "how", tg[i].how);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+static void print_json(struct rdma_cmd *c, const struct view *v)
+{
+	struct json_writer w;
+
 	jw_init(&w, stdout, false);
 	jw_object_begin(&w, NULL);
 	jw_string(&w, "type", v->type);
 	jw_double(&w, "duration_s", v->seconds);
 	jw_double(&w, "poll_duty", rdma_tracer__poll_duty(c->t));
-	jw_array_begin(&w, "wr");
-	for (size_t i = 0; i < rd->nrows; i++) {
-		const struct rdma_row *r = &rd->rows[i];
-		const struct hist *h = row_hist(r, v->total);
-
-		if (r->key.stage != STAGE_RDMA_WR || r->key.status || !h->count)
-			continue;
-		hist_add(&all, h);
-		jw_object_begin(&w, NULL);
-		jw_uint(&w, "pid", r->key.tgid);
-		jw_uint(&w, "qp", r->key.qpn);
-		jw_uint(&w, "peer_qp", r->key.peer_qpn);
-		if (r->qp_known && r->qp.gid_set) {
-			gid_str(r->qp.dgid, b, sizeof(b));
-			jw_string(&w, "peer_gid", b);
-		}
-		jw_string(&w, "opcode", rdma_opcode_name(r->key.opcode));
-		hist_summary_json(&w, h);
-		jw_object_end(&w);
-	}
-	jw_array_end(&w);
-	jw_object_begin(&w, "wr_all");
-	hist_summary_json(&w, &all);
-	jw_object_end(&w);
-	jw_array_begin(&w, "errors");
-	for (size_t i = 0; i < rd->nrows; i++) {
-		const struct rdma_row *r = &rd->rows[i];
-		const struct hist *h = row_hist(r, v->total);
-
-		if (r->key.stage != STAGE_RDMA_WR || !r->key.status || !h->count)
-			continue;
-		jw_object_begin(&w, NULL);
-		jw_uint(&w, "pid", r->key.tgid);
-		jw_uint(&w, "qp", r->key.qpn);
-		jw_uint(&w, "status", r->key.status);
-		jw_string(&w, "status_name", rdma_status_name(r->key.status));
-		jw_string(&w, "opcode", rdma_opcode_name(r->key.opcode));
-		jw_uint(&w, "count", h->count);
-		jw_object_end(&w);
-	}
-	jw_array_end(&w);
-	jw_array_begin(&w, "cq_event");
-	for (size_t i = 0; i < rd->nrows; i++) {
-		const struct rdma_row *r = &rd->rows[i];
-		const struct hist *h = row_hist(r, v->total);
-
-		if (r->key.stage != STAGE_RDMA_CQ_EVENT || !h->count)
-			continue;
-		jw_object_begin(&w, NULL);
-		jw_uint(&w, "pid", r->key.tgid);
-		jw_uint(&w, "cq_handle", r->key.qpn);
-		hist_summary_json(&w, h);
-		jw_object_end(&w);
-	}
-	jw_array_end(&w);
-	jw_object_begin(&w, "counters");
-	jw_bool(&w, "available", v->counters);
-	if (v->counters) {
-		jw_array_begin(&w, "deltas");
-		for (size_t i = 0; i < v->ndeltas; i++) {
-			const struct rdma_counter_delta *d = &v->deltas[i];
-
-			if (!d->delta)
-				continue;
-			jw_object_begin(&w, NULL);
-			jw_string(&w, "dev", d->c->dev);
-			jw_string(&w, "name", d->c->name);
-			jw_string(&w, "source", rdma_counter_source_name(d->c->source));
-			jw_string(&w, "class", rdma_counter_class_name(d->c->cls));
-			jw_uint(&w, "delta", d->delta);
-			if (d->reset)
-				jw_bool(&w, "reset", true);
-			jw_object_end(&w);
-		}
-		jw_array_end(&w);
-		jw_string(&w, "call", rdma_call_name(v->call.call));
-		jw_uint(&w, "congestion_events", v->call.congestion_events);
-		jw_uint(&w, "transport_events", v->call.transport_events);
-		jw_array_begin(&w, "evidence");
-		for (size_t i = 0; i < v->call.nev; i++) {
-			jw_object_begin(&w, NULL);
-			jw_string(&w, "dev", v->call.ev[i].dev);
-			jw_string(&w, "name", v->call.ev[i].name);
-			jw_string(&w, "class", rdma_counter_class_name(v->call.ev[i].cls));
-			jw_uint(&w, "delta", v->call.ev[i].delta);
-			jw_double(&w, "baseline_per_s", v->call.ev[i].baseline_per_s);
-			jw_object_end(&w);
-		}
-		jw_array_end(&w);
-		jw_array_begin(&w, "warnings");
-		for (unsigned int i = 0; i < v->cset->nwarn; i++)
-			jw_string(&w, NULL, v->cset->warn[i]);
-		jw_array_end(&w);
-	}
-	jw_object_end(&w);
+	json_wr(&w, &c->rd, v);
+	json_errors_cq_events(&w, &c->rd, v);
+	json_counters(&w, v);
 	if (v->p99_ratio > 0)
 		jw_double(&w, "p99_ratio", v->p99_ratio);
-	jw_object_begin(&w, "loss");
-	for (size_t i = 0; i < sizeof(cnames) / sizeof(cnames[0]); i++)
-		jw_uint(&w, cnames[i].name, v->cnt[cnames[i].idx]);
-	jw_uint(&w, "inflight_live", rd->inflight_live);
-	jw_uint(&w, "inflight_aged", rd->inflight_aged);
-	jw_uint(&w, "inflight_evicted", rd->inflight_evicted);
-	jw_uint(&w, "hist_live", rd->hist_live);
-	jw_object_end(&w);
-	tg = rdma_tracer__targets(c->t, &ntg);
-	jw_array_begin(&w, "targets");
-	for (size_t i = 0; i < ntg; i++) {
-		jw_object_begin(&w, NULL);
-		jw_string(&w, "fn", rdma_fn_name(tg[i].fn));
-		jw_string(&w, "path", tg[i].path);
-		snprintf(b, sizeof(b), "0x%llx", (unsigned long long)tg[i].offset);
-		jw_string(&w, "offset", b);
-		jw_string(&w, "how", tg[i].how);
-		jw_object_end(&w);
-	}
-	jw_array_end(&w);
+	json_loss(&w, &c->rd, v);
+	json_targets(&w, c->t);
 	jw_object_end(&w);
 	jw_finish(&w);
 	fflush(stdout);
@@ -406,60 +460,113 @@ static int report(struct rdma_cmd *c, bool total, double seconds)
 	return 0;
 }
 
-int cmd_rdma(int argc, char **argv)
+/* Options and --sysfs-root; returns -1 to go on, else the exit status. */
+static int rdma_cmd_parse(struct rdma_cmd *c, int argc, char **argv)
 {
-	struct rdma_cmd c;
-	struct sigaction sa;
-	char err[512], msg[256];
-	double t0, last, now;
-	long windows = 0;
+	char err[512];
 	int r;
 
-	memset(&c, 0, sizeof(c));
-	r = opts_parse(&c.o, argc, argv,
+	r = opts_parse(&c->o, argc, argv,
 		       OPT_PID | OPT_DURATION | OPT_INTERVAL | OPT_COUNT | OPT_JSON | OPT_RDMA, err,
 		       sizeof(err));
 	if (r == 1) {
 		cmd_print_help("rdma");
 		return 0;
 	}
-	log_setup(c.o.json, c.o.verbose);
+	log_setup(c->o.json, c->o.verbose);
 	if (r < 0) {
 		tt_error("%s", err);
 		return 2;
 	}
-	if (c.o.nargs) {
-		tt_error("unexpected argument '%s' (see 'tailtrace rdma --help')", c.o.args[0]);
+	if (c->o.nargs) {
+		tt_error("unexpected argument '%s' (see 'tailtrace rdma --help')", c->o.args[0]);
 		return 2;
 	}
-	if (c.o.sysfs_root) {
+	if (c->o.sysfs_root) {
 		struct stat st;
 
-		if (stat(c.o.sysfs_root, &st) || !S_ISDIR(st.st_mode)) {
-			tt_error("--sysfs-root %s: not a directory", c.o.sysfs_root);
+		if (stat(c->o.sysfs_root, &st) || !S_ISDIR(st.st_mode)) {
+			tt_error("--sysfs-root %s: not a directory", c->o.sysfs_root);
 			return 2;
 		}
-		c.root = c.o.sysfs_root;
+		c->root = c->o.sysfs_root;
 	}
-	r = rdma_tracer__open(&c.o, stderr, &c.t, err, sizeof(err));
+	return -1;
+}
+
+/* Opens the tracer and takes the counters' first reading; returns -1 to go on, else the
+ * exit status. */
+static int rdma_cmd_start(struct rdma_cmd *c)
+{
+	char err[512], msg[256];
+	int r;
+
+	r = rdma_tracer__open(&c->o, stderr, &c->t, err, sizeof(err));
 	if (r) {
 		tt_error("%s", err);
 		return r == -EINVAL ? 2 : 1;
 	}
-	c.call_state = calloc(1, sizeof(*c.call_state));
-	c.total_state = calloc(1, sizeof(*c.total_state));
-	if (!c.call_state || !c.total_state) {
+	c->call_state = calloc(1, sizeof(*c->call_state));
+	c->total_state = calloc(1, sizeof(*c->total_state));
+	if (!c->call_state || !c->total_state) {
 		tt_error("out of memory");
-		rdma_tracer__close(c.t);
+		rdma_tracer__close(c->t);
 		return 1;
 	}
-	if (!rdma_counters_read(c.root, &c.first, msg, sizeof(msg))) {
-		c.have_counters = true;
-		rdma_counters_read(c.root, &c.prev, msg, sizeof(msg));
+	if (!rdma_counters_read(c->root, &c->first, msg, sizeof(msg))) {
+		c->have_counters = true;
+		rdma_counters_read(c->root, &c->prev, msg, sizeof(msg));
 	} else {
 		tt_warn("%s: RDMA counters not shown", msg);
-		rdma_counter_set__free(&c.first);
+		rdma_counter_set__free(&c->first);
 	}
+	return -1;
+}
+
+/* Polls the tracer and reports every interval until the end (signal, --duration, --count,
+ * the traced process gone); *last gets the end of the last interval reported. */
+static int rdma_cmd_trace(struct rdma_cmd *c, double t0, double *last)
+{
+	long windows = 0;
+	double now;
+	int r = 0;
+
+	while (!stop) {
+		if ((r = rdma_tracer__poll(c->t, 50)))
+			break;
+		now = mono_s();
+		if (!rdma_tracer__target_alive(c->t)) {
+			if (!c->o.json)
+				fprintf(stderr, "tailtrace: rdma: pid %u exited\n", c->o.pid);
+			break;
+		}
+		if (c->o.duration_s > 0 && now - t0 >= c->o.duration_s)
+			break;
+		if (c->o.interval_s > 0 && now - *last >= c->o.interval_s) {
+			if ((r = report(c, false, now - *last)))
+				break;
+			*last = now;
+			if (c->o.count && ++windows >= c->o.count)
+				break;
+		}
+	}
+	return r;
+}
+
+int cmd_rdma(int argc, char **argv)
+{
+	struct rdma_cmd c;
+	struct sigaction sa;
+	double t0, last, now;
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	r = rdma_cmd_parse(&c, argc, argv);
+	if (r >= 0)
+		return r;
+	r = rdma_cmd_start(&c);
+	if (r >= 0)
+		return r;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -469,26 +576,7 @@ int cmd_rdma(int argc, char **argv)
 		fprintf(stderr, "Tracing RDMA verbs%s... Hit Ctrl-C to end.\n",
 			c.o.pid ? " of one process" : "");
 	t0 = last = mono_s();
-	r = 0;
-	while (!stop) {
-		if ((r = rdma_tracer__poll(c.t, 50)))
-			break;
-		now = mono_s();
-		if (!rdma_tracer__target_alive(c.t)) {
-			if (!c.o.json)
-				fprintf(stderr, "tailtrace: rdma: pid %u exited\n", c.o.pid);
-			break;
-		}
-		if (c.o.duration_s > 0 && now - t0 >= c.o.duration_s)
-			break;
-		if (c.o.interval_s > 0 && now - last >= c.o.interval_s) {
-			if ((r = report(&c, false, now - last)))
-				break;
-			last = now;
-			if (c.o.count && ++windows >= c.o.count)
-				break;
-		}
-	}
+	r = rdma_cmd_trace(&c, t0, &last);
 	now = mono_s();
 	if (!r && c.o.interval_s > 0 && now - last > 0.05)
 		r = report(&c, false, now - last);

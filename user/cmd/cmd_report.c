@@ -104,19 +104,9 @@ static int cmp_rows_ns(const void *a, const void *b)
 	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
 }
 
-int report_print_text(FILE *f, const struct snapshot *s, const char *source,
-		      unsigned long intervals)
+/* The attribution report of the window, or a line saying there was no request. */
+static int text_attribution(FILE *f, const struct snapshot *s)
 {
-	char t0[32], t1[32], a[16], place[96], group[96];
-	struct tail_profile tp;
-	struct hist h;
-	int err;
-
-	fmt_time(t0, sizeof(t0), s->start_ns);
-	fmt_time(t1, sizeof(t1), s->end_ns);
-	fprintf(f, "tailtrace report of %s\nwindow %s .. %s (%.1f s, %lu intervals)\n\n", source,
-		t0, t1, window_seconds(s), intervals);
-
 	if (s->attr && attr_agg__requests(s->attr)) {
 		struct attr_report *r = calloc(1, sizeof(*r));
 
@@ -129,6 +119,14 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	} else {
 		fputs("attribution: no requests recorded in this window\n\n", f);
 	}
+	return 0;
+}
+
+/* One line per stage, then one per group and place when the stage has several. */
+static void text_stages(FILE *f, const struct snapshot *s)
+{
+	char place[96], group[96];
+	struct hist h;
 
 	fprintf(f, "%-22s %-10s %10s %9s %9s %9s %9s %9s %9s\n", "STAGE", "CLASS", "COUNT", "MEAN",
 		"P50", "P90", "P99", "P99.9", "MAX");
@@ -157,6 +155,14 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 			summary_cols(f, &s->hists[i].h);
 		}
 	}
+}
+
+/* The REPORT_TOP_STACKS heaviest stacks of the tail profile. */
+static int text_tail_profile(FILE *f, const struct snapshot *s)
+{
+	struct tail_profile tp;
+	char a[16];
+	int err;
 
 	err = tail_profile__build(&tp, s);
 	if (err)
@@ -177,6 +183,26 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 		fprintf(f, "  ... %zu more (--format folded lists all)\n",
 			tp.nrows - REPORT_TOP_STACKS);
 	tail_profile__free(&tp);
+	return 0;
+}
+
+int report_print_text(FILE *f, const struct snapshot *s, const char *source,
+		      unsigned long intervals)
+{
+	char t0[32], t1[32], a[16];
+	int err;
+
+	fmt_time(t0, sizeof(t0), s->start_ns);
+	fmt_time(t1, sizeof(t1), s->end_ns);
+	fprintf(f, "tailtrace report of %s\nwindow %s .. %s (%.1f s, %lu intervals)\n\n", source,
+		t0, t1, window_seconds(s), intervals);
+	err = text_attribution(f, s);
+	if (err)
+		return err;
+	text_stages(f, s);
+	err = text_tail_profile(f, s);
+	if (err)
+		return err;
 
 	fputs("\ncounters:", f);
 	for (int i = 0; i < CNT__MAX; i++)
@@ -192,13 +218,119 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	return ferror(f) ? -EIO : 0;
 }
 
+/* "attribution": the attribution report, or null without requests. */
+static int json_attribution(struct json_writer *w, const struct snapshot *s)
+{
+	if (s->attr && attr_agg__requests(s->attr)) {
+		struct attr_report *r = calloc(1, sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		attribution_report(s, window_seconds(s), r);
+		jw_object_begin(w, "attribution");
+		attr_report__print_json(r, w);
+		jw_object_end(w);
+		free(r);
+	} else {
+		jw_null(w, "attribution");
+	}
+	return 0;
+}
+
+/* "stages": each stage's total and its groups. */
+static void json_stages(struct json_writer *w, const struct snapshot *s)
+{
+	char buf[96];
+	struct hist h;
+
+	jw_array_begin(w, "stages");
+	for (int st = 0; st < STAGE__MAX; st++) {
+		const struct stage_info *si = stage_info(st);
+
+		stage_total(s, st, &h);
+		if (!h.count)
+			continue;
+		jw_object_begin(w, NULL);
+		jw_string(w, "stage", si->name);
+		jw_string(w, "class", class_name(si->class));
+		hist_summary_json(w, &h);
+		jw_array_begin(w, "groups");
+		for (size_t i = 0; i < s->nhists; i++) {
+			if (s->hists[i].key.stage != st)
+				continue;
+			jw_object_begin(w, NULL);
+			jw_string(w, "by", group_by_name(s->hists[i].key.by));
+			export_group_label(&s->hists[i].key, buf, sizeof(buf));
+			jw_string(w, "group", buf);
+			export_place_label(s, &s->hists[i].key, buf, sizeof(buf));
+			jw_string(w, "place", buf);
+			hist_summary_json(w, &s->hists[i].h);
+			jw_object_end(w);
+		}
+		jw_array_end(w);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+/* "tail_profile": every row. */
+static void json_tail_profile(struct json_writer *w, const struct tail_profile *tp)
+{
+	jw_object_begin(w, "tail_profile");
+	jw_string(w, "source", tail_source_name(tp->source));
+	jw_uint(w, "total_ns", tp->total_ns);
+	jw_uint(w, "total_count", tp->total_count);
+	jw_array_begin(w, "rows");
+	for (size_t i = 0; i < tp->nrows; i++) {
+		jw_object_begin(w, NULL);
+		jw_string(w, "class", tp->rows[i].frame[0]);
+		jw_string(w, "stage", tp->rows[i].frame[1]);
+		jw_string(w, "place", tp->rows[i].frame[2]);
+		jw_string(w, "process", tp->rows[i].frame[3]);
+		jw_uint(w, "ns", tp->rows[i].ns);
+		jw_uint(w, "count", tp->rows[i].count);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_object_end(w);
+}
+
+/* Counters, drop reasons, losses, the flight recorder and tailtrace's own cost. */
+static void json_counters(struct json_writer *w, const struct snapshot *s)
+{
+	char buf[16];
+
+	jw_object_begin(w, "counters");
+	for (int i = 0; i < CNT__MAX; i++)
+		jw_uint(w, rec_counter_name(i), s->counters[i]);
+	jw_object_end(w);
+	jw_object_begin(w, "drop_reasons");
+	for (int i = 0; i < TT_DROP_REASONS; i++) {
+		if (!s->drop_reasons[i])
+			continue;
+		snprintf(buf, sizeof(buf), "%d", i);
+		jw_uint(w, buf, s->drop_reasons[i]);
+	}
+	jw_object_end(w);
+	jw_uint(w, "hist_live", s->hist_live);
+	jw_uint(w, "hist_evicted", s->hist_evicted);
+	jw_uint(w, "events_lost", s->events_lost);
+	jw_object_begin(w, "flight_recorder");
+	jw_uint(w, "kept", s->nslow);
+	jw_uint(w, "cut", s->slow_cut);
+	jw_uint(w, "threshold_ns", s->slow_threshold_ns);
+	jw_object_end(w);
+	jw_object_begin(w, "self");
+	jw_double(w, "cpu_s", s->self_cpu_s);
+	jw_uint(w, "rss_kb", s->self_rss_kb);
+	jw_object_end(w);
+}
+
 int report_print_json(FILE *f, const struct snapshot *s, const char *source,
 		      unsigned long intervals)
 {
 	struct json_writer w;
 	struct tail_profile tp;
-	char buf[96];
-	struct hist h;
 	int err;
 
 	err = tail_profile__build(&tp, s);
@@ -213,94 +345,14 @@ int report_print_json(FILE *f, const struct snapshot *s, const char *source,
 	jw_double(&w, "seconds", window_seconds(s));
 	jw_uint(&w, "intervals", intervals);
 	jw_object_end(&w);
-
-	if (s->attr && attr_agg__requests(s->attr)) {
-		struct attr_report *r = calloc(1, sizeof(*r));
-
-		if (!r) {
-			tail_profile__free(&tp);
-			return -ENOMEM;
-		}
-		attribution_report(s, window_seconds(s), r);
-		jw_object_begin(&w, "attribution");
-		attr_report__print_json(r, &w);
-		jw_object_end(&w);
-		free(r);
-	} else {
-		jw_null(&w, "attribution");
+	err = json_attribution(&w, s);
+	if (err) {
+		tail_profile__free(&tp);
+		return err;
 	}
-
-	jw_array_begin(&w, "stages");
-	for (int st = 0; st < STAGE__MAX; st++) {
-		const struct stage_info *si = stage_info(st);
-
-		stage_total(s, st, &h);
-		if (!h.count)
-			continue;
-		jw_object_begin(&w, NULL);
-		jw_string(&w, "stage", si->name);
-		jw_string(&w, "class", class_name(si->class));
-		hist_summary_json(&w, &h);
-		jw_array_begin(&w, "groups");
-		for (size_t i = 0; i < s->nhists; i++) {
-			if (s->hists[i].key.stage != st)
-				continue;
-			jw_object_begin(&w, NULL);
-			jw_string(&w, "by", group_by_name(s->hists[i].key.by));
-			export_group_label(&s->hists[i].key, buf, sizeof(buf));
-			jw_string(&w, "group", buf);
-			export_place_label(s, &s->hists[i].key, buf, sizeof(buf));
-			jw_string(&w, "place", buf);
-			hist_summary_json(&w, &s->hists[i].h);
-			jw_object_end(&w);
-		}
-		jw_array_end(&w);
-		jw_object_end(&w);
-	}
-	jw_array_end(&w);
-
-	jw_object_begin(&w, "tail_profile");
-	jw_string(&w, "source", tail_source_name(tp.source));
-	jw_uint(&w, "total_ns", tp.total_ns);
-	jw_uint(&w, "total_count", tp.total_count);
-	jw_array_begin(&w, "rows");
-	for (size_t i = 0; i < tp.nrows; i++) {
-		jw_object_begin(&w, NULL);
-		jw_string(&w, "class", tp.rows[i].frame[0]);
-		jw_string(&w, "stage", tp.rows[i].frame[1]);
-		jw_string(&w, "place", tp.rows[i].frame[2]);
-		jw_string(&w, "process", tp.rows[i].frame[3]);
-		jw_uint(&w, "ns", tp.rows[i].ns);
-		jw_uint(&w, "count", tp.rows[i].count);
-		jw_object_end(&w);
-	}
-	jw_array_end(&w);
-	jw_object_end(&w);
-
-	jw_object_begin(&w, "counters");
-	for (int i = 0; i < CNT__MAX; i++)
-		jw_uint(&w, rec_counter_name(i), s->counters[i]);
-	jw_object_end(&w);
-	jw_object_begin(&w, "drop_reasons");
-	for (int i = 0; i < TT_DROP_REASONS; i++) {
-		if (!s->drop_reasons[i])
-			continue;
-		snprintf(buf, sizeof(buf), "%d", i);
-		jw_uint(&w, buf, s->drop_reasons[i]);
-	}
-	jw_object_end(&w);
-	jw_uint(&w, "hist_live", s->hist_live);
-	jw_uint(&w, "hist_evicted", s->hist_evicted);
-	jw_uint(&w, "events_lost", s->events_lost);
-	jw_object_begin(&w, "flight_recorder");
-	jw_uint(&w, "kept", s->nslow);
-	jw_uint(&w, "cut", s->slow_cut);
-	jw_uint(&w, "threshold_ns", s->slow_threshold_ns);
-	jw_object_end(&w);
-	jw_object_begin(&w, "self");
-	jw_double(&w, "cpu_s", s->self_cpu_s);
-	jw_uint(&w, "rss_kb", s->self_rss_kb);
-	jw_object_end(&w);
+	json_stages(&w, s);
+	json_tail_profile(&w, &tp);
+	json_counters(&w, s);
 	jw_object_end(&w);
 	jw_finish(&w);
 	tail_profile__free(&tp);
@@ -315,64 +367,99 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
+/* The options of report: *fmt gets the output format, w the window. Returns -1 to go on,
+ * else the exit status. */
+static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_format *fmt,
+			struct window_ctx *w)
+{
+	char err[256];
+	int r;
+
+	r = opts_parse(o, argc, argv, OPT_FROM_TO | OPT_FORMAT | OPT_OUTPUT | OPT_JSON, err,
+		       sizeof(err));
+	if (r == 1) {
+		cmd_print_help("report");
+		return 0;
+	}
+	log_setup(o->json, o->verbose);
+	if (r < 0) {
+		tt_error("%s", err);
+		return 2;
+	}
+	if (o->nargs != 1) {
+		tt_error("report needs one DIR or FILE (see 'tailtrace report --help')");
+		return 2;
+	}
+	if (o->json)
+		*fmt = FMT_JSON;
+	if (o->format) {
+		size_t i;
+
+		for (i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+			if (!strcmp(o->format, format_names[i]))
+				break;
+		if (i == sizeof(format_names) / sizeof(format_names[0])) {
+			tt_error("unknown --format '%s' (text, json, folded, pprof, perfetto, "
+				 "openmetrics)", o->format);
+			return 2;
+		}
+		if (o->json && i != FMT_JSON) {
+			tt_error("-j conflicts with --format %s", o->format);
+			return 2;
+		}
+		*fmt = (enum report_format)i;
+	}
+	if (o->from && rec_parse_time(o->from, now_ns(), &w->from_ns)) {
+		tt_error("invalid --from '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
+			 "or -10m)", o->from);
+		return 2;
+	}
+	if (o->to && rec_parse_time(o->to, now_ns(), &w->to_ns)) {
+		tt_error("invalid --to '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
+			 "or -10m)", o->to);
+		return 2;
+	}
+	if (w->from_ns >= w->to_ns) {
+		tt_error("empty window: --from is not before --to");
+		return 2;
+	}
+	return -1;
+}
+
+/* Renders the merged window in fmt; 0 or a negative errno. */
+static int report_write(FILE *out, enum report_format fmt, const struct window_ctx *w,
+			const char *source)
+{
+	switch (fmt) {
+	case FMT_TEXT:
+		return report_print_text(out, &w->merged, source, w->intervals);
+	case FMT_JSON:
+		return report_print_json(out, &w->merged, source, w->intervals);
+	case FMT_FOLDED:
+		return export_folded(out, &w->merged);
+	case FMT_PPROF:
+		return export_pprof(out, &w->merged);
+	case FMT_PERFETTO:
+		return export_perfetto(out, &w->merged);
+	case FMT_OPENMETRICS:
+		/* a report describes a past window: its samples carry the window's end */
+		return export_openmetrics(out, &w->merged, w->merged.end_ns);
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct window_ctx w = { .to_ns = UINT64_MAX };
 	enum report_format fmt = FMT_TEXT;
 	struct rec_diag d;
 	struct tt_opts o;
-	char err[256];
 	FILE *out = stdout;
 	int r, ret = 0;
 
-	r = opts_parse(&o, argc, argv, OPT_FROM_TO | OPT_FORMAT | OPT_OUTPUT | OPT_JSON, err,
-		       sizeof(err));
-	if (r == 1) {
-		cmd_print_help("report");
-		return 0;
-	}
-	log_setup(o.json, o.verbose);
-	if (r < 0) {
-		tt_error("%s", err);
-		return 2;
-	}
-	if (o.nargs != 1) {
-		tt_error("report needs one DIR or FILE (see 'tailtrace report --help')");
-		return 2;
-	}
-	if (o.json)
-		fmt = FMT_JSON;
-	if (o.format) {
-		size_t i;
-
-		for (i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
-			if (!strcmp(o.format, format_names[i]))
-				break;
-		if (i == sizeof(format_names) / sizeof(format_names[0])) {
-			tt_error("unknown --format '%s' (text, json, folded, pprof, perfetto, "
-				 "openmetrics)", o.format);
-			return 2;
-		}
-		if (o.json && i != FMT_JSON) {
-			tt_error("-j conflicts with --format %s", o.format);
-			return 2;
-		}
-		fmt = (enum report_format)i;
-	}
-	if (o.from && rec_parse_time(o.from, now_ns(), &w.from_ns)) {
-		tt_error("invalid --from '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
-			 "or -10m)", o.from);
-		return 2;
-	}
-	if (o.to && rec_parse_time(o.to, now_ns(), &w.to_ns)) {
-		tt_error("invalid --to '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
-			 "or -10m)", o.to);
-		return 2;
-	}
-	if (w.from_ns >= w.to_ns) {
-		tt_error("empty window: --from is not before --to");
-		return 2;
-	}
+	r = report_parse(&o, argc, argv, &fmt, &w);
+	if (r >= 0)
+		return r;
 
 	snapshot__init(&w.merged);
 	r = rec_read_path(o.args[0], merge_in_window, &w, &d);
@@ -401,27 +488,7 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	switch (fmt) {
-	case FMT_TEXT:
-		r = report_print_text(out, &w.merged, o.args[0], w.intervals);
-		break;
-	case FMT_JSON:
-		r = report_print_json(out, &w.merged, o.args[0], w.intervals);
-		break;
-	case FMT_FOLDED:
-		r = export_folded(out, &w.merged);
-		break;
-	case FMT_PPROF:
-		r = export_pprof(out, &w.merged);
-		break;
-	case FMT_PERFETTO:
-		r = export_perfetto(out, &w.merged);
-		break;
-	case FMT_OPENMETRICS:
-		/* a report describes a past window: its samples carry the window's end */
-		r = export_openmetrics(out, &w.merged, w.merged.end_ns);
-		break;
-	}
+	r = report_write(out, fmt, &w, o.args[0]);
 	if (out == stdout) {
 		if (fflush(stdout) && !r)
 			r = -errno;

@@ -140,10 +140,192 @@ int parse_size(const char *s, __u64 *out)
 	return 0;
 }
 
+/* getopt_long's complaints ('?' and ':') as one line each; 0 for a real option. */
+static int getopt_error(int c, char **argv, char *err, size_t errlen)
+{
+	/* long options always advance optind, so argv[optind - 1] is the word typed */
+	if (c == '?' && !optopt)
+		return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+	/* a known option's code: a long option given a value it takes none of */
+	if (c == '?' && (optopt > 0xff || (optopt != ':' && strchr(shortopts, optopt))))
+		return fail(err, errlen, "option '%s' takes no value", argv[optind - 1]);
+	if (c == '?')
+		return fail(err, errlen, "unknown option '-%c'", optopt);
+	if (c == ':')
+		return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+	return 0;
+}
+
+/* What to trace: -p, --comm, --cgroup, --port, --dev. */
+static int set_filter_opt(struct tt_opts *o, int c, const char *arg, char *err, size_t errlen)
+{
+	unsigned long ul;
+
+	switch (c) {
+	case 'p':
+		if (parse_ulong(arg, 4194304, &ul) || !ul)
+			return fail(err, errlen, "invalid pid '%s'", arg);
+		o->pid = (__u32)ul;
+		break;
+	case LO_COMM:
+		if (!*arg || strlen(arg) > 15)
+			return fail(err, errlen, "invalid comm '%s' (1 to 15 characters)", arg);
+		strcpy(o->comm, arg);
+		break;
+	case LO_CGROUP:
+		if (!*arg || strlen(arg) >= sizeof(o->cgroup_path))
+			return fail(err, errlen, "invalid cgroup path");
+		strcpy(o->cgroup_path, arg);
+		break;
+	case LO_PORT:
+		if (parse_ulong(arg, 65535, &ul) || !ul)
+			return fail(err, errlen, "invalid port '%s' (1-65535)", arg);
+		if (o->nports == TT_MAX_PORTS)
+			return fail(err, errlen, "at most %d --port options", TT_MAX_PORTS);
+		o->ports[o->nports++] = (__u16)ul;
+		break;
+	case LO_DEV:
+		/* IFNAME (15 characters at most) or NETNS/IFNAME */
+		if (!*arg || strlen(arg) >= sizeof(o->devs[0]) ||
+		    strlen(strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg) > 15)
+			return fail(err, errlen, "invalid device name '%s'", arg);
+		if (o->ndevs == TT_MAX_DEVS)
+			return fail(err, errlen, "at most %d --dev options", TT_MAX_DEVS);
+		strcpy(o->devs[o->ndevs++], arg);
+		break;
+	}
+	return 0;
+}
+
+/* How long and what to show: -d, -i, --count, --stage, --by, --role. */
+static int set_view_opt(struct tt_opts *o, int c, const char *arg, char *err, size_t errlen)
+{
+	unsigned long ul;
+	int r;
+
+	switch (c) {
+	case 'd':
+		if (parse_seconds(arg, &o->duration_s))
+			return fail(err, errlen, "invalid duration '%s' (seconds > 0)", arg);
+		break;
+	case 'i':
+		if (parse_seconds(arg, &o->interval_s))
+			return fail(err, errlen, "invalid interval '%s' (seconds > 0)", arg);
+		break;
+	case LO_COUNT:
+		if (parse_ulong(arg, 1000000000, &ul) || !ul)
+			return fail(err, errlen, "invalid count '%s'", arg);
+		o->count = (long)ul;
+		break;
+	case LO_STAGE:
+		r = stage_by_name(arg);
+		if (r < 0)
+			return fail(err, errlen, "unknown stage '%s' (see docs/stages.md)", arg);
+		if (o->nstages == TT_MAX_STAGES_SEL)
+			return fail(err, errlen, "too many --stage options");
+		o->stages[o->nstages++] = r;
+		break;
+	case LO_BY:
+		r = group_by_parse(arg);
+		if (r < 0)
+			return fail(err, errlen,
+				    "invalid --by '%s' (port, raddr, comm, cgroup, none)", arg);
+		o->by = r;
+		break;
+	case LO_ROLE:
+		if (!strcmp(arg, "server"))
+			o->role = ROLE_SERVER;
+		else if (!strcmp(arg, "client"))
+			o->role = ROLE_CLIENT;
+		else if (!strcmp(arg, "auto"))
+			o->role = ROLE_AUTO;
+		else
+			return fail(err, errlen, "invalid --role '%s' (server, client, auto)", arg);
+		break;
+	}
+	return 0;
+}
+
+/* Where results go and where they come from: -o, --max-size, --listen, --from, --to,
+ * --format, --rdma-probe, --sysfs-root. */
+static int set_io_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen)
+{
+	switch (c) {
+	case 'o':
+		if (!*arg)
+			return fail(err, errlen, "empty output path");
+		o->output = arg;
+		break;
+	case LO_MAX_SIZE:
+		if (parse_size(arg, &o->max_size))
+			return fail(err, errlen, "invalid size '%s' (e.g. 64M, 1G)", arg);
+		break;
+	case LO_LISTEN:
+		o->listen = arg;
+		break;
+	case LO_FROM:
+		o->from = arg;
+		break;
+	case LO_TO:
+		o->to = arg;
+		break;
+	case LO_FORMAT:
+		o->format = arg;
+		break;
+	case LO_RDMA_PROBE:
+		if (o->nrdma_probes == 8)
+			return fail(err, errlen, "at most 8 --rdma-probe options");
+		o->rdma_probes[o->nrdma_probes++] = arg;
+		break;
+	case LO_SYSFS_ROOT:
+		o->sysfs_root = arg;
+		break;
+	}
+	return 0;
+}
+
+/* One option into o: 1 for -h, 0 when taken, or -EINVAL with err set. */
+static int set_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen)
+{
+	switch (c) {
+	case 'h':
+		return 1;
+	case 'v':
+		o->verbose++;
+		return 0;
+	case 'j':
+		o->json = true;
+		return 0;
+	case LO_CUDA:
+		o->cuda = true;
+		return 0;
+	case LO_RDMA_FULL:
+		o->rdma_full = true;
+		return 0;
+	case LO_RDMA:
+		o->rdma = true;
+		return 0;
+	case 'p':
+	case LO_COMM:
+	case LO_CGROUP:
+	case LO_PORT:
+	case LO_DEV:
+		return set_filter_opt(o, c, arg, err, errlen);
+	case 'd':
+	case 'i':
+	case LO_COUNT:
+	case LO_STAGE:
+	case LO_BY:
+	case LO_ROLE:
+		return set_view_opt(o, c, arg, err, errlen);
+	default:
+		return set_io_opt(o, c, arg, err, errlen);
+	}
+}
+
 int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, char *err,
 	       size_t errlen)
 {
-	unsigned long ul;
 	int c, r, idx;
 	char name[32];
 
@@ -155,16 +337,9 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 	while ((idx = -1, c = getopt_long(argc, argv, shortopts, long_opts, &idx)) != -1) {
 		unsigned int bit = opt_bit(c);
 
-		/* long options always advance optind, so argv[optind - 1] is the word typed */
-		if (c == '?' && !optopt)
-			return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
-		/* a known option's code: a long option given a value it takes none of */
-		if (c == '?' && (optopt > 0xff || (optopt != ':' && strchr(shortopts, optopt))))
-			return fail(err, errlen, "option '%s' takes no value", argv[optind - 1]);
-		if (c == '?')
-			return fail(err, errlen, "unknown option '-%c'", optopt);
-		if (c == ':')
-			return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		r = getopt_error(c, argv, err, errlen);
+		if (r)
+			return r;
 		/* argv[optind - 1] would be the value of an option given as two words */
 		if (idx >= 0)
 			snprintf(name, sizeof(name), "--%s", long_opts[idx].name);
@@ -174,129 +349,9 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 			return fail(err, errlen, "option '%s' does not apply to '%s'", name,
 				    argv[0]);
 		o->seen |= bit;
-		switch (c) {
-		case 'h':
-			return 1;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'p':
-			if (parse_ulong(optarg, 4194304, &ul) || !ul)
-				return fail(err, errlen, "invalid pid '%s'", optarg);
-			o->pid = (__u32)ul;
-			break;
-		case LO_COMM:
-			if (!*optarg || strlen(optarg) > 15)
-				return fail(err, errlen,
-					    "invalid comm '%s' (1 to 15 characters)", optarg);
-			strcpy(o->comm, optarg);
-			break;
-		case LO_CGROUP:
-			if (!*optarg || strlen(optarg) >= sizeof(o->cgroup_path))
-				return fail(err, errlen, "invalid cgroup path");
-			strcpy(o->cgroup_path, optarg);
-			break;
-		case LO_PORT:
-			if (parse_ulong(optarg, 65535, &ul) || !ul)
-				return fail(err, errlen, "invalid port '%s' (1-65535)", optarg);
-			if (o->nports == TT_MAX_PORTS)
-				return fail(err, errlen, "at most %d --port options", TT_MAX_PORTS);
-			o->ports[o->nports++] = (__u16)ul;
-			break;
-		case LO_DEV:
-			/* IFNAME (15 characters at most) or NETNS/IFNAME */
-			if (!*optarg || strlen(optarg) >= sizeof(o->devs[0]) ||
-			    strlen(strrchr(optarg, '/') ? strrchr(optarg, '/') + 1 : optarg) > 15)
-				return fail(err, errlen, "invalid device name '%s'", optarg);
-			if (o->ndevs == TT_MAX_DEVS)
-				return fail(err, errlen, "at most %d --dev options", TT_MAX_DEVS);
-			strcpy(o->devs[o->ndevs++], optarg);
-			break;
-		case 'd':
-			if (parse_seconds(optarg, &o->duration_s))
-				return fail(err, errlen, "invalid duration '%s' (seconds > 0)",
-					    optarg);
-			break;
-		case 'i':
-			if (parse_seconds(optarg, &o->interval_s))
-				return fail(err, errlen, "invalid interval '%s' (seconds > 0)",
-					    optarg);
-			break;
-		case LO_COUNT:
-			if (parse_ulong(optarg, 1000000000, &ul) || !ul)
-				return fail(err, errlen, "invalid count '%s'", optarg);
-			o->count = (long)ul;
-			break;
-		case LO_STAGE:
-			r = stage_by_name(optarg);
-			if (r < 0)
-				return fail(err, errlen, "unknown stage '%s' (see docs/stages.md)",
-					    optarg);
-			if (o->nstages == TT_MAX_STAGES_SEL)
-				return fail(err, errlen, "too many --stage options");
-			o->stages[o->nstages++] = r;
-			break;
-		case LO_BY:
-			r = group_by_parse(optarg);
-			if (r < 0)
-				return fail(err, errlen,
-					    "invalid --by '%s' (port, raddr, comm, cgroup, none)",
-					    optarg);
-			o->by = r;
-			break;
-		case LO_ROLE:
-			if (!strcmp(optarg, "server"))
-				o->role = ROLE_SERVER;
-			else if (!strcmp(optarg, "client"))
-				o->role = ROLE_CLIENT;
-			else if (!strcmp(optarg, "auto"))
-				o->role = ROLE_AUTO;
-			else
-				return fail(err, errlen,
-					    "invalid --role '%s' (server, client, auto)", optarg);
-			break;
-		case LO_CUDA:
-			o->cuda = true;
-			break;
-		case 'o':
-			if (!*optarg)
-				return fail(err, errlen, "empty output path");
-			o->output = optarg;
-			break;
-		case LO_MAX_SIZE:
-			if (parse_size(optarg, &o->max_size))
-				return fail(err, errlen, "invalid size '%s' (e.g. 64M, 1G)", optarg);
-			break;
-		case LO_LISTEN:
-			o->listen = optarg;
-			break;
-		case LO_FROM:
-			o->from = optarg;
-			break;
-		case LO_TO:
-			o->to = optarg;
-			break;
-		case LO_FORMAT:
-			o->format = optarg;
-			break;
-		case LO_RDMA_PROBE:
-			if (o->nrdma_probes == 8)
-				return fail(err, errlen, "at most 8 --rdma-probe options");
-			o->rdma_probes[o->nrdma_probes++] = optarg;
-			break;
-		case LO_SYSFS_ROOT:
-			o->sysfs_root = optarg;
-			break;
-		case LO_RDMA_FULL:
-			o->rdma_full = true;
-			break;
-		case LO_RDMA:
-			o->rdma = true;
-			break;
-		}
+		r = set_opt(o, c, optarg, err, errlen);
+		if (r)
+			return r;
 	}
 	o->args = argv + optind;
 	o->nargs = argc - optind;

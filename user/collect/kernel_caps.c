@@ -142,45 +142,169 @@ static int loopback_exchange(int lfd)
 	return err;
 }
 
+static struct bpf_program *probe_prog(struct probe_bpf *skel, enum probe_kind kind)
+{
+	switch (kind) {
+	case PK_TP_BTF:
+		return skel->progs.probe_tp_btf;
+	case PK_RAW_TP:
+		return skel->progs.probe_raw_tp;
+	case PK_TRACEPOINT:
+		return skel->progs.probe_tracepoint;
+	case PK_KPROBE:
+		return skel->progs.probe_kprobe;
+	case PK_FENTRY:
+		return skel->progs.probe_fentry;
+	case PK_UPROBE:
+		return skel->progs.probe_uprobe;
+	case PK_SOCKOPS_TSTAMP:
+		return skel->progs.probe_sockops;
+	case PK_TC:
+		return skel->progs.probe_tc;
+	case PK_XDP:
+		return skel->progs.probe_xdp;
+	default:
+		return NULL;
+	}
+}
+
+/* A loopback listener whose port the sockops probe watches; its fd, or -1 with r set. */
+static int loopback_listener(struct probe_bpf *skel, struct hook_result *r)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t alen = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 4) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &alen)) {
+		result_err(r, errno, "loopback listener");
+		if (lfd >= 0)
+			close(lfd);
+		return -1;
+	}
+	skel->rodata->targ_port = ntohs(a.sin_port);
+	return lfd;
+}
+
+/* The steps below return true once r holds the verdict, false to judge by the hit count. */
+
+/* tc and XDP: one synthetic IPv4 frame through BPF_PROG_TEST_RUN. */
+static bool run_on_packet(struct bpf_program *prog, struct hook_result *r)
+{
+	unsigned char pkt[64] = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt),
+		    .repeat = 1);
+
+	pkt[12] = 0x08; /* ethertype IPv4 */
+	if (bpf_prog_test_run_opts(bpf_program__fd(prog), &topts)) {
+		result_err(r, errno, "test run");
+		return true;
+	}
+	return false;
+}
+
+/* A uprobe on a function of this binary, which is then called. */
+static bool fire_uprobe(struct bpf_program *prog, struct hook_result *r, struct bpf_link **link)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
+	char path[256];
+	long off = self_func_offset((void *)tt_probe_uprobe_target, path, sizeof(path));
+
+	if (off < 0) {
+		result_err(r, (int)off, "locate target");
+		return true;
+	}
+	*link = bpf_program__attach_uprobe_opts(prog, getpid(), path, (size_t)off, &uopts);
+	if (!*link) {
+		result_err(r, errno, "attach");
+		return true;
+	}
+	for (volatile int i = 0; i < 3; i = tt_probe_uprobe_target(i))
+		;
+	return false;
+}
+
+/* sockops on this process's cgroup, a loopback exchange, and which timestamping callbacks
+ * fired (c->tstamp_cb). Always settles r. */
+static void fire_sockops(struct kernel_caps *c, struct probe_bpf *skel, struct bpf_program *prog,
+			 int lfd, struct bpf_link **link, int *cgfd)
+{
+	struct hook_result *r = &c->kinds[PK_SOCKOPS_TSTAMP];
+	int err;
+
+	*cgfd = cgroup_open_self();
+	if (*cgfd < 0) {
+		result_err(r, *cgfd, "cgroup v2 of this process");
+		return;
+	}
+	*link = bpf_program__attach_cgroup(prog, *cgfd);
+	if (!*link) {
+		result_err(r, errno, "attach to cgroup");
+		return;
+	}
+	err = loopback_exchange(lfd);
+	if (err) {
+		result_err(r, err, "loopback exchange");
+		return;
+	}
+	for (int i = 0; i < PT__MAX; i++)
+		c->tstamp_cb[i] = skel->bss->tstamp_hits[i] > 0;
+	if (!c->tstamp_cb[PT_SENDMSG]) {
+		r->available = false;
+		r->err = EOPNOTSUPP;
+		snprintf(r->detail, sizeof(r->detail),
+			 "loaded and attached, but TSTAMP_SENDMSG_CB never fired");
+		return;
+	}
+	r->available = true;
+	snprintf(r->detail, sizeof(r->detail), "fired: SENDMSG%s%s%s%s",
+		 c->tstamp_cb[PT_SCHED] ? " SCHED" : "", c->tstamp_cb[PT_SND_SW] ? " SND_SW" : "",
+		 c->tstamp_cb[PT_SND_HW] ? " SND_HW" : "", c->tstamp_cb[PT_ACK] ? " ACK" : "");
+}
+
+/* Tracing programs: attached where libbpf's section says, then given time to fire. */
+static bool fire_attached(struct probe_bpf *skel, struct bpf_program *prog, enum probe_kind kind,
+			  struct hook_result *r, struct bpf_link **link)
+{
+	*link = bpf_program__attach(prog);
+	if (!*link) {
+		result_err(r, errno, "attach");
+		return true;
+	}
+	if (kind == PK_KPROBE) {
+		/* tcp_sendmsg fires on the loopback exchange of the next probe; loading and
+		 * attaching is the capability we need */
+		r->available = true;
+		snprintf(r->detail, sizeof(r->detail), "loaded and attached");
+		return true;
+	}
+	for (int i = 0; i < 50 && !skel->bss->hits[kind]; i++)
+		usleep(2000); /* context switches happen while we sleep */
+	return false;
+}
+
 static void probe_one(struct kernel_caps *c, enum probe_kind kind)
 {
 	struct hook_result *r = &c->kinds[kind];
-	struct bpf_program *prog = NULL;
+	struct bpf_program *prog;
 	struct bpf_link *link = NULL;
 	struct probe_bpf *skel;
 	int err, lfd = -1, cgfd = -1;
-	char path[256];
+	bool settled;
 
 	skel = probe_bpf__open();
 	if (!skel) {
 		result_err(r, errno, "open");
 		return;
 	}
-	switch (kind) {
-	case PK_TP_BTF: prog = skel->progs.probe_tp_btf; break;
-	case PK_RAW_TP: prog = skel->progs.probe_raw_tp; break;
-	case PK_TRACEPOINT: prog = skel->progs.probe_tracepoint; break;
-	case PK_KPROBE: prog = skel->progs.probe_kprobe; break;
-	case PK_FENTRY: prog = skel->progs.probe_fentry; break;
-	case PK_UPROBE: prog = skel->progs.probe_uprobe; break;
-	case PK_SOCKOPS_TSTAMP: prog = skel->progs.probe_sockops; break;
-	case PK_TC: prog = skel->progs.probe_tc; break;
-	case PK_XDP: prog = skel->progs.probe_xdp; break;
-	default: goto out;
-	}
+	prog = probe_prog(skel, kind);
+	if (!prog)
+		goto out;
 	set_only(skel, prog);
 	if (kind == PK_SOCKOPS_TSTAMP) {
-		struct sockaddr_in a = { .sin_family = AF_INET,
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		socklen_t alen = sizeof(a);
-
-		lfd = socket(AF_INET, SOCK_STREAM, 0);
-		if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 4) ||
-		    getsockname(lfd, (struct sockaddr *)&a, &alen)) {
-			result_err(r, errno, "loopback listener");
+		lfd = loopback_listener(skel, r);
+		if (lfd < 0)
 			goto out;
-		}
-		skel->rodata->targ_port = ntohs(a.sin_port);
 	}
 	err = probe_bpf__load(skel);
 	if (err) {
@@ -189,82 +313,21 @@ static void probe_one(struct kernel_caps *c, enum probe_kind kind)
 	}
 	switch (kind) {
 	case PK_TC:
-	case PK_XDP: {
-		unsigned char pkt[64] = { 0 };
-		LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt),
-			    .repeat = 1);
-
-		pkt[12] = 0x08; /* ethertype IPv4 */
-		err = bpf_prog_test_run_opts(bpf_program__fd(prog), &topts);
-		if (err) {
-			result_err(r, errno, "test run");
-			goto out;
-		}
+	case PK_XDP:
+		settled = run_on_packet(prog, r);
 		break;
-	}
-	case PK_UPROBE: {
-		LIBBPF_OPTS(bpf_uprobe_opts, uopts);
-		long off = self_func_offset((void *)tt_probe_uprobe_target, path, sizeof(path));
-
-		if (off < 0) {
-			result_err(r, (int)off, "locate target");
-			goto out;
-		}
-		link = bpf_program__attach_uprobe_opts(prog, getpid(), path, (size_t)off, &uopts);
-		if (!link) {
-			result_err(r, errno, "attach");
-			goto out;
-		}
-		for (volatile int i = 0; i < 3; i = tt_probe_uprobe_target(i))
-			;
+	case PK_UPROBE:
+		settled = fire_uprobe(prog, r, &link);
 		break;
-	}
 	case PK_SOCKOPS_TSTAMP:
-		cgfd = cgroup_open_self();
-		if (cgfd < 0) {
-			result_err(r, cgfd, "cgroup v2 of this process");
-			goto out;
-		}
-		link = bpf_program__attach_cgroup(prog, cgfd);
-		if (!link) {
-			result_err(r, errno, "attach to cgroup");
-			goto out;
-		}
-		err = loopback_exchange(lfd);
-		if (err) {
-			result_err(r, err, "loopback exchange");
-			goto out;
-		}
-		for (int i = 0; i < PT__MAX; i++)
-			c->tstamp_cb[i] = skel->bss->tstamp_hits[i] > 0;
-		if (!c->tstamp_cb[PT_SENDMSG]) {
-			r->available = false;
-			r->err = EOPNOTSUPP;
-			snprintf(r->detail, sizeof(r->detail),
-				 "loaded and attached, but TSTAMP_SENDMSG_CB never fired");
-			goto out;
-		}
-		r->available = true;
-		snprintf(r->detail, sizeof(r->detail), "fired: SENDMSG%s%s%s%s",
-			 c->tstamp_cb[PT_SCHED] ? " SCHED" : "", c->tstamp_cb[PT_SND_SW] ? " SND_SW" : "",
-			 c->tstamp_cb[PT_SND_HW] ? " SND_HW" : "", c->tstamp_cb[PT_ACK] ? " ACK" : "");
-		goto out;
+		fire_sockops(c, skel, prog, lfd, &link, &cgfd);
+		settled = true;
+		break;
 	default:
-		link = bpf_program__attach(prog);
-		if (!link) {
-			result_err(r, errno, "attach");
-			goto out;
-		}
-		if (kind == PK_KPROBE) {
-			/* tcp_sendmsg fires on the loopback exchange of the next probe; loading and
-			 * attaching is the capability we need */
-			r->available = true;
-			snprintf(r->detail, sizeof(r->detail), "loaded and attached");
-			goto out;
-		}
-		for (int i = 0; i < 50 && !skel->bss->hits[kind]; i++)
-			usleep(2000); /* context switches happen while we sleep */
+		settled = fire_attached(skel, prog, kind, r, &link);
 	}
+	if (settled)
+		goto out;
 	if (skel->bss->hits[kind]) {
 		r->available = true;
 		snprintf(r->detail, sizeof(r->detail), "%s",

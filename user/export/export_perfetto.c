@@ -64,12 +64,86 @@ static void event_head(FILE *f, bool *first, const char *ph, const char *name, c
 	fprintf(f, ",\"pid\":%u,\"tid\":%llu", pid, (unsigned long long)tid);
 }
 
+/* The process's name (first of its requests) and the request's own track name and order. */
+static void print_track_names(FILE *f, bool *first, const struct req_event *const *reqs,
+			      size_t i, __u32 pid, __u64 tid, __u64 dur)
+{
+	const struct req_event *e = reqs[i];
+	char buf[160], peer[64];
+
+	/* sorted by process, then start: a process's requests are adjacent */
+	if (!i || reqs[i - 1]->tgid != e->tgid) {
+		comm_of(e, buf, sizeof(buf));
+		event_head(f, first, "M", "process_name", NULL, pid, 0);
+		fputs(",\"args\":{\"name\":", f);
+		json_print_string(f, buf);
+		fputs("}}", f);
+	}
+	peer_of(e, peer, sizeof(peer));
+	snprintf(buf, sizeof(buf), "request %zu :%u %s %s (%.3f ms)", i + 1, e->lport,
+		 e->role == ROLE_CLIENT ? "->" : "<-", peer, dur / 1e6);
+	event_head(f, first, "M", "thread_name", NULL, pid, tid);
+	fputs(",\"args\":{\"name\":", f);
+	json_print_string(f, buf);
+	fputs("}}", f);
+	event_head(f, first, "M", "thread_sort_index", NULL, pid, tid);
+	fprintf(f, ",\"args\":{\"sort_index\":%zu}}", i + 1);
+}
+
+/* The request's slice, with everything the request event knows as args. */
+static void print_request_slice(FILE *f, bool *first, const struct req_event *e, __u32 pid,
+				__u64 tid, __u64 dur)
+{
+	event_head(f, first, "X", "request", "request", pid, tid);
+	fputs(",\"ts\":", f);
+	print_us(f, e->start_ns);
+	fputs(",\"dur\":", f);
+	print_us(f, dur);
+	fprintf(f, ",\"args\":{\"latency_ns\":%llu,\"ttft_ns\":%llu,\"max_gap_ns\":%llu,"
+		   "\"bytes_in\":%u,\"bytes_out\":%u,\"chunks\":%u,\"retrans\":%u,"
+		   "\"retrans_rto\":%u,\"drops\":%u,\"ecn_ce\":%u,\"srtt_ns\":%llu,"
+		   "\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu}}",
+		(unsigned long long)dur,
+		(unsigned long long)(e->first_resp_ns > e->start_ns
+					     ? e->first_resp_ns - e->start_ns : 0),
+		(unsigned long long)e->max_gap_ns, e->bytes_in, e->bytes_out, e->chunks,
+		e->retrans, e->retrans_rto, e->drops, e->ecn_ce,
+		(unsigned long long)e->srtt_ns, (unsigned long long)e->min_rtt_ns, e->tid,
+		e->cpu, (unsigned long long)e->sk_cookie);
+}
+
+/* Parts carry accumulated time, not when it happened: the attribution split sums to the
+ * request's latency exactly, so laid end to end from the start they fill the request's
+ * track; args say so. */
+static void print_parts(FILE *f, bool *first, const struct req_event *e, __u32 pid, __u64 tid,
+			__u64 dur)
+{
+	struct attr_split sp;
+	__u64 at = e->start_ns;
+
+	attr_split_request(e, &sp);
+	for (int part = 0; part < ATTR_PARTS; part++) {
+		const struct attr_part_info *pi = attr_part_info(part);
+		__u64 ns = sp.part_ns[part], d;
+
+		if (!ns || !pi || at >= e->start_ns + dur)
+			continue;
+		d = ns < e->start_ns + dur - at ? ns : e->start_ns + dur - at;
+		event_head(f, first, "X", pi->stage, attr_class_name(pi->class), pid, tid);
+		fputs(",\"ts\":", f);
+		print_us(f, at);
+		fputs(",\"dur\":", f);
+		print_us(f, d);
+		fprintf(f, ",\"args\":{\"part_ns\":%llu,\"placement\":\"accumulated\"}}",
+			(unsigned long long)ns);
+		at += d;
+	}
+}
+
 int export_perfetto(FILE *f, const struct snapshot *s)
 {
 	const struct req_event **reqs;
 	bool first = true;
-	char buf[160], peer[64];
-	struct attr_split sp;
 
 	reqs = malloc((s->nslow ? s->nslow : 1) * sizeof(*reqs));
 	if (!reqs)
@@ -88,61 +162,10 @@ int export_perfetto(FILE *f, const struct snapshot *s)
 		 * overlapping requests never share one */
 		__u32 pid = e->tgid ? e->tgid : 1;
 		__u64 tid = i + 1, dur = e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0;
-		__u64 at = e->start_ns;
-		/* sorted by process, then start: a process's requests are adjacent */
-		if (!i || reqs[i - 1]->tgid != e->tgid) {
-			comm_of(e, buf, sizeof(buf));
-			event_head(f, &first, "M", "process_name", NULL, pid, 0);
-			fputs(",\"args\":{\"name\":", f);
-			json_print_string(f, buf);
-			fputs("}}", f);
-		}
-		peer_of(e, peer, sizeof(peer));
-		snprintf(buf, sizeof(buf), "request %zu :%u %s %s (%.3f ms)", i + 1, e->lport,
-			 e->role == ROLE_CLIENT ? "->" : "<-", peer, dur / 1e6);
-		event_head(f, &first, "M", "thread_name", NULL, pid, tid);
-		fputs(",\"args\":{\"name\":", f);
-		json_print_string(f, buf);
-		fputs("}}", f);
-		event_head(f, &first, "M", "thread_sort_index", NULL, pid, tid);
-		fprintf(f, ",\"args\":{\"sort_index\":%zu}}", i + 1);
 
-		event_head(f, &first, "X", "request", "request", pid, tid);
-		fputs(",\"ts\":", f);
-		print_us(f, e->start_ns);
-		fputs(",\"dur\":", f);
-		print_us(f, dur);
-		fprintf(f, ",\"args\":{\"latency_ns\":%llu,\"ttft_ns\":%llu,\"max_gap_ns\":%llu,"
-			   "\"bytes_in\":%u,\"bytes_out\":%u,\"chunks\":%u,\"retrans\":%u,"
-			   "\"retrans_rto\":%u,\"drops\":%u,\"ecn_ce\":%u,\"srtt_ns\":%llu,"
-			   "\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu}}",
-			(unsigned long long)dur,
-			(unsigned long long)(e->first_resp_ns > e->start_ns
-						     ? e->first_resp_ns - e->start_ns : 0),
-			(unsigned long long)e->max_gap_ns, e->bytes_in, e->bytes_out, e->chunks,
-			e->retrans, e->retrans_rto, e->drops, e->ecn_ce,
-			(unsigned long long)e->srtt_ns, (unsigned long long)e->min_rtt_ns, e->tid,
-			e->cpu, (unsigned long long)e->sk_cookie);
-		/* Parts carry accumulated time, not when it happened: the attribution split
-		 * sums to the request's latency exactly, so laid end to end from the start
-		 * they fill the request's track; args say so. */
-		attr_split_request(e, &sp);
-		for (int part = 0; part < ATTR_PARTS; part++) {
-			const struct attr_part_info *pi = attr_part_info(part);
-			__u64 ns = sp.part_ns[part], d;
-
-			if (!ns || !pi || at >= e->start_ns + dur)
-				continue;
-			d = ns < e->start_ns + dur - at ? ns : e->start_ns + dur - at;
-			event_head(f, &first, "X", pi->stage, attr_class_name(pi->class), pid, tid);
-			fputs(",\"ts\":", f);
-			print_us(f, at);
-			fputs(",\"dur\":", f);
-			print_us(f, d);
-			fprintf(f, ",\"args\":{\"part_ns\":%llu,\"placement\":\"accumulated\"}}",
-				(unsigned long long)ns);
-			at += d;
-		}
+		print_track_names(f, &first, reqs, i, pid, tid, dur);
+		print_request_slice(f, &first, e, pid, tid, dur);
+		print_parts(f, &first, e, pid, tid, dur);
 		if (e->first_resp_ns > e->start_ns && e->first_resp_ns <= e->start_ns + dur) {
 			event_head(f, &first, "i", "first response byte", "request", pid, tid);
 			fputs(",\"s\":\"t\",\"ts\":", f);

@@ -128,16 +128,120 @@ struct func {
 
 static const char *const level_names[4] = { "class", "stage", "place", "process" };
 
+/* One profile being encoded: its string table, one function (and location, same id) per
+ * distinct frame at each level, each row's locations, and the encoding buffers. */
+struct pprof_build {
+	struct strtab st;
+	struct func *funcs;
+	size_t nfuncs;
+	__u64 (*loc)[4];
+	__s64 s_lat, s_ns, s_req, s_cnt, s_comment, s_level[4];
+	struct rec_buf out, sub, sub2, packed;
+};
+
+/* The strings every profile has: the sample and period types, level names, the comment. */
+static int intern_fixed_strings(struct pprof_build *b, const struct tail_profile *p)
+{
+	struct strtab *st = &b->st;
+	char comment[128];
+
+	/* the string table starts with "" (index 0), as profile.proto requires */
+	if (str_index(st, "") < 0 || (b->s_lat = str_index(st, "tail_latency")) < 0 ||
+	    (b->s_ns = str_index(st, "nanoseconds")) < 0 ||
+	    (b->s_req = str_index(st, "requests")) < 0 || (b->s_cnt = str_index(st, "count")) < 0)
+		return -ENOMEM;
+	for (int i = 0; i < 4; i++)
+		if ((b->s_level[i] = str_index(st, level_names[i])) < 0)
+			return -ENOMEM;
+	snprintf(comment, sizeof(comment), "tailtrace tail profile, source: %s",
+		 tail_source_name(p->source));
+	if ((b->s_comment = str_index(st, comment)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* One function and one location (same id) per distinct frame at each level. */
+static int build_functions(struct pprof_build *b, const struct tail_profile *p)
+{
+	b->funcs = calloc(p->nrows * 4 + 1, sizeof(*b->funcs));
+	b->loc = calloc(p->nrows + 1, sizeof(*b->loc));
+	if (!b->funcs || !b->loc)
+		return -ENOMEM;
+	for (size_t r = 0; r < p->nrows; r++) {
+		for (int lv = 0; lv < 4; lv++) {
+			__s64 name = str_index(&b->st, p->rows[r].frame[lv]);
+			size_t f;
+
+			if (name < 0)
+				return -ENOMEM;
+			for (f = 0; f < b->nfuncs; f++)
+				if (b->funcs[f].level == lv && b->funcs[f].name == name)
+					break;
+			if (f == b->nfuncs) {
+				b->funcs[b->nfuncs].level = lv;
+				b->funcs[b->nfuncs].name = name;
+				b->nfuncs++;
+			}
+			b->loc[r][lv] = f + 1;
+		}
+	}
+	return 0;
+}
+
+/* The sample types, then one sample per row. */
+static void encode_samples(struct pprof_build *b, const struct tail_profile *p)
+{
+	pb_uint(&b->sub, VALUETYPE_TYPE, (__u64)b->s_lat);
+	pb_uint(&b->sub, VALUETYPE_UNIT, (__u64)b->s_ns);
+	pb_msg(&b->out, PROFILE_SAMPLE_TYPE, &b->sub);
+	pb_uint(&b->sub, VALUETYPE_TYPE, (__u64)b->s_req);
+	pb_uint(&b->sub, VALUETYPE_UNIT, (__u64)b->s_cnt);
+	pb_msg(&b->out, PROFILE_SAMPLE_TYPE, &b->sub);
+	for (size_t r = 0; r < p->nrows; r++) {
+		/* leaf first: process, place, stage, class */
+		for (int lv = 3; lv >= 0; lv--)
+			pb_varint(&b->packed, b->loc[r][lv]);
+		pb_msg(&b->sub, SAMPLE_LOCATION_ID, &b->packed);
+		pb_varint(&b->packed, p->rows[r].ns);
+		pb_varint(&b->packed, p->rows[r].count);
+		pb_msg(&b->sub, SAMPLE_VALUE, &b->packed);
+		pb_msg(&b->out, PROFILE_SAMPLE, &b->sub);
+	}
+}
+
+/* Locations, functions, the string table and the profile's own fields. */
+static void encode_rest(struct pprof_build *b, const struct snapshot *s)
+{
+	for (size_t f = 0; f < b->nfuncs; f++) {
+		pb_uint(&b->sub, LOCATION_ID, f + 1);
+		pb_uint(&b->sub2, LINE_FUNCTION_ID, f + 1);
+		pb_msg(&b->sub, LOCATION_LINE, &b->sub2);
+		pb_msg(&b->out, PROFILE_LOCATION, &b->sub);
+	}
+	for (size_t f = 0; f < b->nfuncs; f++) {
+		pb_uint(&b->sub, FUNCTION_ID, f + 1);
+		pb_uint(&b->sub, FUNCTION_NAME, (__u64)b->funcs[f].name);
+		pb_uint(&b->sub, FUNCTION_SYSTEM_NAME, (__u64)b->funcs[f].name);
+		pb_uint(&b->sub, FUNCTION_FILENAME, (__u64)b->s_level[b->funcs[f].level]);
+		pb_msg(&b->out, PROFILE_FUNCTION, &b->sub);
+	}
+	for (size_t i = 0; i < b->st.n; i++)
+		pb_bytes(&b->out, PROFILE_STRING_TABLE, b->st.s[i], strlen(b->st.s[i]));
+	pb_uint(&b->out, PROFILE_TIME_NANOS, s->start_ns);
+	pb_uint(&b->out, PROFILE_DURATION_NANOS,
+		s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0);
+	pb_uint(&b->sub, VALUETYPE_TYPE, (__u64)b->s_lat);
+	pb_uint(&b->sub, VALUETYPE_UNIT, (__u64)b->s_ns);
+	pb_msg(&b->out, PROFILE_PERIOD_TYPE, &b->sub);
+	pb_uint(&b->out, PROFILE_PERIOD, 1);
+	pb_uint(&b->out, PROFILE_COMMENT, (__u64)b->s_comment);
+	pb_uint(&b->out, PROFILE_DEFAULT_SAMPLE_TYPE, (__u64)b->s_lat);
+}
+
 int export_pprof_encode(const struct snapshot *s, void **buf, size_t *len)
 {
-	struct rec_buf out = { 0 }, sub = { 0 }, sub2 = { 0 }, packed = { 0 };
-	struct strtab st = { 0 };
+	struct pprof_build b = {0};
 	struct tail_profile p;
-	struct func *funcs = NULL;
-	size_t nfuncs = 0;
-	__u64 (*loc)[4] = NULL;
-	__s64 s_lat, s_ns, s_req, s_cnt, s_comment, s_level[4];
-	char comment[128];
 	int err;
 
 	*buf = NULL;
@@ -145,107 +249,31 @@ int export_pprof_encode(const struct snapshot *s, void **buf, size_t *len)
 	err = tail_profile__build(&p, s);
 	if (err)
 		return err;
-	/* the string table starts with "" (index 0), as profile.proto requires */
-	if (str_index(&st, "") < 0 || (s_lat = str_index(&st, "tail_latency")) < 0 ||
-	    (s_ns = str_index(&st, "nanoseconds")) < 0 ||
-	    (s_req = str_index(&st, "requests")) < 0 || (s_cnt = str_index(&st, "count")) < 0) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (int i = 0; i < 4; i++)
-		if ((s_level[i] = str_index(&st, level_names[i])) < 0) {
-			err = -ENOMEM;
-			goto out;
-		}
-	snprintf(comment, sizeof(comment), "tailtrace tail profile, source: %s",
-		 tail_source_name(p.source));
-	if ((s_comment = str_index(&st, comment)) < 0) {
-		err = -ENOMEM;
-		goto out;
-	}
-	funcs = calloc(p.nrows * 4 + 1, sizeof(*funcs));
-	loc = calloc(p.nrows + 1, sizeof(*loc));
-	if (!funcs || !loc) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* one function and one location (same id) per distinct frame at each level */
-	for (size_t r = 0; r < p.nrows; r++) {
-		for (int lv = 0; lv < 4; lv++) {
-			__s64 name = str_index(&st, p.rows[r].frame[lv]);
-			size_t f;
-
-			if (name < 0) {
-				err = -ENOMEM;
-				goto out;
-			}
-			for (f = 0; f < nfuncs; f++)
-				if (funcs[f].level == lv && funcs[f].name == name)
-					break;
-			if (f == nfuncs) {
-				funcs[nfuncs].level = lv;
-				funcs[nfuncs].name = name;
-				nfuncs++;
-			}
-			loc[r][lv] = f + 1;
-		}
-	}
-
-	pb_uint(&sub, VALUETYPE_TYPE, (__u64)s_lat);
-	pb_uint(&sub, VALUETYPE_UNIT, (__u64)s_ns);
-	pb_msg(&out, PROFILE_SAMPLE_TYPE, &sub);
-	pb_uint(&sub, VALUETYPE_TYPE, (__u64)s_req);
-	pb_uint(&sub, VALUETYPE_UNIT, (__u64)s_cnt);
-	pb_msg(&out, PROFILE_SAMPLE_TYPE, &sub);
-	for (size_t r = 0; r < p.nrows; r++) {
-		/* leaf first: process, place, stage, class */
-		for (int lv = 3; lv >= 0; lv--)
-			pb_varint(&packed, loc[r][lv]);
-		pb_msg(&sub, SAMPLE_LOCATION_ID, &packed);
-		pb_varint(&packed, p.rows[r].ns);
-		pb_varint(&packed, p.rows[r].count);
-		pb_msg(&sub, SAMPLE_VALUE, &packed);
-		pb_msg(&out, PROFILE_SAMPLE, &sub);
-	}
-	for (size_t f = 0; f < nfuncs; f++) {
-		pb_uint(&sub, LOCATION_ID, f + 1);
-		pb_uint(&sub2, LINE_FUNCTION_ID, f + 1);
-		pb_msg(&sub, LOCATION_LINE, &sub2);
-		pb_msg(&out, PROFILE_LOCATION, &sub);
-	}
-	for (size_t f = 0; f < nfuncs; f++) {
-		pb_uint(&sub, FUNCTION_ID, f + 1);
-		pb_uint(&sub, FUNCTION_NAME, (__u64)funcs[f].name);
-		pb_uint(&sub, FUNCTION_SYSTEM_NAME, (__u64)funcs[f].name);
-		pb_uint(&sub, FUNCTION_FILENAME, (__u64)s_level[funcs[f].level]);
-		pb_msg(&out, PROFILE_FUNCTION, &sub);
-	}
-	for (size_t i = 0; i < st.n; i++)
-		pb_bytes(&out, PROFILE_STRING_TABLE, st.s[i], strlen(st.s[i]));
-	pb_uint(&out, PROFILE_TIME_NANOS, s->start_ns);
-	pb_uint(&out, PROFILE_DURATION_NANOS, s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0);
-	pb_uint(&sub, VALUETYPE_TYPE, (__u64)s_lat);
-	pb_uint(&sub, VALUETYPE_UNIT, (__u64)s_ns);
-	pb_msg(&out, PROFILE_PERIOD_TYPE, &sub);
-	pb_uint(&out, PROFILE_PERIOD, 1);
-	pb_uint(&out, PROFILE_COMMENT, (__u64)s_comment);
-	pb_uint(&out, PROFILE_DEFAULT_SAMPLE_TYPE, (__u64)s_lat);
-	err = out.err ? out.err : sub.err ? sub.err : sub2.err ? sub2.err : packed.err;
+	err = intern_fixed_strings(&b, &p);
+	if (!err)
+		err = build_functions(&b, &p);
 	if (!err) {
-		*buf = out.p;
-		*len = out.len;
-		out.p = NULL;
+		encode_samples(&b, &p);
+		encode_rest(&b, s);
+		err = b.out.err	   ? b.out.err
+		      : b.sub.err  ? b.sub.err
+		      : b.sub2.err ? b.sub2.err
+				   : b.packed.err;
 	}
-out:
-	rec_buf__free(&out);
-	rec_buf__free(&sub);
-	rec_buf__free(&sub2);
-	rec_buf__free(&packed);
-	for (size_t i = 0; i < st.n; i++)
-		free(st.s[i]);
-	free(st.s);
-	free(funcs);
-	free(loc);
+	if (!err) {
+		*buf = b.out.p;
+		*len = b.out.len;
+		b.out.p = NULL;
+	}
+	rec_buf__free(&b.out);
+	rec_buf__free(&b.sub);
+	rec_buf__free(&b.sub2);
+	rec_buf__free(&b.packed);
+	for (size_t i = 0; i < b.st.n; i++)
+		free(b.st.s[i]);
+	free(b.st.s);
+	free(b.funcs);
+	free(b.loc);
 	tail_profile__free(&p);
 	return err;
 }

@@ -317,7 +317,7 @@ static int ethtool_ioctl(const char *netdev, struct rdma_counter_set *set)
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", netdev);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%.*s", IFNAMSIZ - 1, netdev);
 	ssi.hdr.cmd = ETHTOOL_GSSET_INFO;
 	ssi.hdr.sset_mask = 1ull << ETH_SS_STATS;
 	ifr.ifr_data = (void *)&ssi;
@@ -416,13 +416,69 @@ static int port_netdevs(const char *ibdir, const char *port, char (*out)[IFNAMSI
 	return n;
 }
 
+/* A fabricated tree's ethtool statistics: ROOT/ethtool/NETDEV, `ethtool -S` text. */
+static void read_ethtool_file(const char *root, const char *nd, struct rdma_counter_set *set)
+{
+	char f[PATH_MAX * 2], *text;
+	FILE *fp;
+	long len;
+
+	pathf(f, sizeof(f), "%s/ethtool/%s", root, nd);
+	fp = fopen_regular(f);
+	if (!fp) {
+		warn(set, "%s: no ethtool statistics (%s missing)", nd, f);
+		return;
+	}
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	text = len >= 0 && len < (1 << 20) ? calloc(1, (size_t)len + 1) : NULL;
+	if (text && fread(text, 1, (size_t)len, fp) == (size_t)len)
+		rdma_ethtool_parse(text, nd, set);
+	free(text);
+	fclose(fp);
+}
+
+/* Netdevs already read, so a netdev behind several ports counts once. */
+struct netdev_seen {
+	char name[32][IFNAMSIZ];
+	int n;
+};
+
+/* One port's hw_counters and counters, then the ethtool statistics of its netdevs. */
+static void read_port(struct rdma_counter_set *set, const char *ibdir, const char *ibdev,
+		      const char *port, const char *root, bool live, struct netdev_seen *seen)
+{
+	char dev[64], dir[PATH_MAX * 2], nds[8][IFNAMSIZ];
+	int nnd;
+
+	set->nports++;
+	snprintf(dev, sizeof(dev), "%.40s/%.16s", ibdev, port);
+	pathf(dir, sizeof(dir), "%s/ports/%s/hw_counters", ibdir, port);
+	read_dir_counters(set, dir, dev, RCS_HW);
+	pathf(dir, sizeof(dir), "%s/ports/%s/counters", ibdir, port);
+	read_dir_counters(set, dir, dev, RCS_PORT);
+	nnd = port_netdevs(ibdir, port, nds, 8);
+	for (int i = 0; i < nnd; i++) {
+		if (seen_netdev(set, seen->name, seen->n, nds[i]) || seen->n == 32)
+			continue;
+		/* port_netdevs keeps names under IFNAMSIZ: the precision only tells the
+		 * compiler so */
+		snprintf(seen->name[seen->n++], IFNAMSIZ, "%.*s", IFNAMSIZ - 1, nds[i]);
+		set->nnetdevs++;
+		if (!live)
+			read_ethtool_file(root, nds[i], set);
+		else if (ethtool_ioctl(nds[i], set))
+			warn(set, "%s: no ethtool statistics (SIOCETHTOOL failed)", nds[i]);
+	}
+}
+
 int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg, size_t msglen)
 {
 	char base[PATH_MAX], ibdir[PATH_MAX + 256], dir[PATH_MAX * 2];
-	char seen[32][IFNAMSIZ];
+	struct netdev_seen seen = {.n = 0};
 	bool live = !root || !strcmp(root, "/") || !root[0];
 	struct dirent *de, *pe;
-	int nseen = 0;
 	DIR *d, *pd;
 
 	memset(set, 0, sizeof(*set));
@@ -445,55 +501,9 @@ int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg
 			continue;
 		}
 		set->ndevs++;
-		while ((pe = readdir(pd))) {
-			char dev[64], nds[8][IFNAMSIZ];
-			int nnd;
-
-			if (pe->d_name[0] == '.')
-				continue;
-			set->nports++;
-			snprintf(dev, sizeof(dev), "%.40s/%.16s", de->d_name, pe->d_name);
-			pathf(dir, sizeof(dir), "%s/ports/%s/hw_counters", ibdir, pe->d_name);
-			read_dir_counters(set, dir, dev, RCS_HW);
-			pathf(dir, sizeof(dir), "%s/ports/%s/counters", ibdir, pe->d_name);
-			read_dir_counters(set, dir, dev, RCS_PORT);
-			nnd = port_netdevs(ibdir, pe->d_name, nds, 8);
-			for (int i = 0; i < nnd; i++) {
-				if (seen_netdev(set, seen, nseen, nds[i]) || nseen == 32)
-					continue;
-				snprintf(seen[nseen++], IFNAMSIZ, "%s", nds[i]);
-				set->nnetdevs++;
-				if (live) {
-					if (ethtool_ioctl(nds[i], set))
-						warn(set,
-						     "%s: no ethtool statistics (SIOCETHTOOL "
-						     "failed)",
-						     nds[i]);
-				} else {
-					char f[PATH_MAX * 2], *text;
-					FILE *fp;
-					long len;
-
-					pathf(f, sizeof(f), "%s/ethtool/%s", root, nds[i]);
-					fp = fopen_regular(f);
-					if (!fp) {
-						warn(set, "%s: no ethtool statistics (%s missing)",
-						     nds[i], f);
-						continue;
-					}
-					fseek(fp, 0, SEEK_END);
-					len = ftell(fp);
-					rewind(fp);
-					text = len >= 0 && len < (1 << 20)
-						   ? calloc(1, (size_t)len + 1)
-						   : NULL;
-					if (text && fread(text, 1, (size_t)len, fp) == (size_t)len)
-						rdma_ethtool_parse(text, nds[i], set);
-					free(text);
-					fclose(fp);
-				}
-			}
-		}
+		while ((pe = readdir(pd)))
+			if (pe->d_name[0] != '.')
+				read_port(set, ibdir, de->d_name, pe->d_name, root, live, &seen);
 		closedir(pd);
 	}
 	closedir(d);

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The RDMA tracer's insides, shared by rdma_tracer.c (open, sampling window, close),
+ * rdma_attach.c (finding and attaching the data path and control hooks) and rdma_read.c
+ * (maps into rows and snapshots). Other modules use rdma/rdma_tracer.h. */
+#ifndef TT_RDMA_TRACER_INT_H
+#define TT_RDMA_TRACER_INT_H
+
+#include "rdma/rdma_tracer.h" /* brings bpf/rdma_types.h: before the skeleton */
+
+/* cumulative histogram per key at the previous read, to hand out interval deltas */
+struct prev_hist {
+	struct rdma_hist_key key;
+	struct hist h;
+};
+
+struct prev_set {
+	struct prev_hist *v;
+	size_t n, cap;
+	__u64 cnt[RC__MAX];
+};
+
+enum ctl_hook {
+	CTL_OPEN_DEVICE,
+	CTL_CREATE_CQ,
+	CTL_CREATE_QP_ENTER,
+	CTL_CREATE_QP_RET,
+	CTL_MODIFY_QP,
+	CTL_CQ_EVENT_ENTER,
+	CTL_CQ_EVENT_EXIT,
+	CTL_ACK_CQ,
+	CTL__MAX,
+};
+
+struct rdma_tracer {
+	struct rdma_bpf *skel;
+	struct ring_buffer *rb;
+	FILE *notes;
+	int pid; /* 0: every process */
+	bool full;
+	bool explicit_fn[RDMA_FN__MAX]; /* --rdma-probe given for this function */
+	struct rdma_target tgt[RDMA_TARGETS_MAX];
+	struct bpf_link *entry[RDMA_TARGETS_MAX], *ret[RDMA_TARGETS_MAX];
+	size_t ntgt;
+	struct bpf_link *ctl[CTL__MAX];
+	struct bpf_link *waking;
+	__u64 t0_ns;
+	bool window_open;
+	int ncpus;
+	struct prev_set for_read, for_collect;
+	__u64 aged;
+	int attach_errors;
+};
+
+/* rdma_tracer.c: one line on the notes stream, when there is one */
+void rdma_note(struct rdma_tracer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* rdma_attach.c */
+int rdma_on_ctx_event(void *ctx, void *data, size_t len);
+void rdma_resolve_by_symbol(struct rdma_tracer *t);
+int rdma_attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *err, size_t errlen);
+int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen);
+void rdma_set_window(struct rdma_tracer *t, bool open);
+
+#endif
