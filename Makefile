@@ -46,7 +46,7 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 # keep the BPF objects and skeletons: they are inputs of every user object
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit install clean format bench soak fuzz judge
+.PHONY: all deps demo test unit install clean format lint bench soak fuzz judge
 
 all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
@@ -133,8 +133,13 @@ soak: deps all
 install: $(BUILD)/tailtrace
 	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(prefix)/sbin/tailtrace
 
+# every C file as .clang-format writes it, and clang's warnings on user/ (run by `make test`)
+lint: all
+	$(Q)tools/lint.sh
+
 format:
-	clang-format -i bpf/*.c bpf/*.h user/*/*.c user/*/*.h tests/unit/*.c
+	clang-format -i bpf/*.c bpf/*.h user/*/*.c user/*/*.h tests/unit/*.c tests/unit/*.h \
+		tests/bpf/*.c tests/fuzz/*.c tests/ns/*.c tools/*/*.c tools/*/*.h
 
 clean:
 	rm -rf $(BUILD)

@@ -11,23 +11,23 @@
 #include "maps.bpf.h"
 
 enum flow_verdict {
-	FLOW_PENDING,	/* ports match; owner (pid/comm/cgroup) not seen yet */
+	FLOW_PENDING, /* ports match; owner (pid/comm/cgroup) not seen yet */
 	FLOW_TRACED,
 	FLOW_IGNORED,
 };
 
 enum req_phase {
 	REQ_IDLE,
-	REQ_IN,		/* server: request arriving; client: request being sent */
-	REQ_OUT,	/* server: response being sent; client: response arriving */
+	REQ_IN,  /* server: request arriving; client: request being sent */
+	REQ_OUT, /* server: response being sent; client: response arriving */
 };
 
-#define RXQ_SLOTS 8
+#define RXQ_SLOTS   8
 #define TXSEQ_SLOTS 32
-#define QSEQ_SLOTS 16
+#define QSEQ_SLOTS  16
 
 struct rxq_entry {
-	__u32 seq_end;	/* rcv_nxt after the data was queued */
+	__u32 seq_end; /* rcv_nxt after the data was queued */
 	__u32 pad;
 	__u64 ts;
 };
@@ -41,7 +41,7 @@ struct qseq_entry {
 };
 
 struct txseq_entry {
-	__u32 end_seq;	/* one past the last byte of a first transmission */
+	__u32 end_seq; /* one past the last byte of a first transmission */
 	__u32 pad;
 	__u64 ts;
 };
@@ -52,11 +52,11 @@ struct txseq_entry {
 #define SEND_SLOTS 32
 
 struct send_entry {
-	__u32 end_seq;		/* one past the send's last byte */
+	__u32 end_seq; /* one past the send's last byte */
 	__u32 pad;
-	__u64 start_ns;		/* its sendmsg started */
-	__u64 queued_ns;	/* its last byte was queued to the device (net_dev_queue) */
-	__u64 xmit_ns;		/* ... and handed to the driver (net_dev_start_xmit) */
+	__u64 start_ns;  /* its sendmsg started */
+	__u64 queued_ns; /* its last byte was queued to the device (net_dev_queue) */
+	__u64 xmit_ns;   /* ... and handed to the driver (net_dev_start_xmit) */
 };
 
 /* Thread counters at request start, to take deltas at the end. */
@@ -66,51 +66,51 @@ struct sched_mark {
 
 struct flow {
 	__u8 verdict;
-	__u8 role;		/* enum tt_role, detected or forced */
+	__u8 role; /* enum tt_role, detected or forced */
 	__u8 family;
-	__u8 phase;		/* enum req_phase */
+	__u8 phase; /* enum req_phase */
 	__u16 lport, rport;
 	__u8 raddr[16];
-	__u32 tgid, tid;	/* last application thread that read or wrote */
+	__u32 tgid, tid; /* last application thread that read or wrote */
 	char comm[16];
 	__u64 cgroup_id;
 	__u64 cookie;
-	__u64 sk_addr;		/* the socket, as a number: global functions take no pointers */
-	__u32 retrans_base;	/* tcp_sock.total_retrans when the flow was created */
-	__u32 retrans_seen;	/* segments tcp_retransmit_skb reported */
-	__u32 retrans_unseen;	/* segments counted by retrans_sync() instead */
-	__u64 send_start_ns;	/* start of the sendmsg in progress */
+	__u64 sk_addr;        /* the socket, as a number: global functions take no pointers */
+	__u32 retrans_base;   /* tcp_sock.total_retrans when the flow was created */
+	__u32 retrans_seen;   /* segments tcp_retransmit_skb reported */
+	__u32 retrans_unseen; /* segments counted by retrans_sync() instead */
+	__u64 send_start_ns;  /* start of the sendmsg in progress */
 	__u64 min_rtt_ns;
 	__u64 srtt_ns;
-	__u64 last_retrans_ns;	/* latest retransmission of this flow */
-	__u32 last_snd_una;	/* snd_una at the last RTT sample */
-	__u32 tracked_tid;	/* thread last made sure to be tracked (0: none) */
+	__u64 last_retrans_ns; /* latest retransmission of this flow */
+	__u32 last_snd_una;    /* snd_una at the last RTT sample */
+	__u32 tracked_tid;     /* thread last made sure to be tracked (0: none) */
 	__u32 ifindex, qdisc_handle, netns;
 	__u32 rxq_head, rxq_tail;
 	__u32 txseq_next;
-	__u32 txseq_max;	/* highest end_seq recorded (new data only) */
+	__u32 txseq_max; /* highest end_seq recorded (new data only) */
 	__u32 rxq_overflow;
-	__u32 rx_probed;	/* highest end_seq tcp_probe saw (0: none yet) */
+	__u32 rx_probed; /* highest end_seq tcp_probe saw (0: none yet) */
 	struct rxq_entry rxq[RXQ_SLOTS];
 	struct txseq_entry txseq[TXSEQ_SLOTS];
 	struct qseq_entry qseq[QSEQ_SLOTS];
 	__u32 qseq_next;
-	__u32 send_seq;		/* write_seq when the sendmsg in progress started */
+	__u32 send_seq; /* write_seq when the sendmsg in progress started */
 	/* sends: [send_acked, send_next) are held, the cursors only move forward (but
 	 * send_queued, back over a send whose last byte a full qdisc dropped) */
-	__u32 send_acked;	/* oldest send not acknowledged */
-	__u32 send_xmit;	/* oldest send not seen at the driver */
-	__u32 send_queued;	/* oldest send whose last byte was not queued */
+	__u32 send_acked;  /* oldest send not acknowledged */
+	__u32 send_xmit;   /* oldest send not seen at the driver */
+	__u32 send_queued; /* oldest send whose last byte was not queued */
 	__u32 send_next;
 	struct send_entry sends[SEND_SLOTS];
 	/* request being built */
 	struct req_event req;
-	__u64 covered[TT_REQ_STAGES];	/* per stage: union of intervals so far */
+	__u64 covered[TT_REQ_STAGES]; /* per stage: union of intervals so far */
 	__u64 last_send_ns;
 	struct sched_mark mark;
 	__u8 mark_valid;
-	__u8 sends_untimed;	/* this call's, for CNT_SENDS_UNTIMED (a store, not a branch) */
-	__u8 untimed_slots[4];	/* ring slots of this call's first untimed sends */
+	__u8 sends_untimed;    /* this call's, for CNT_SENDS_UNTIMED (a store, not a branch) */
+	__u8 untimed_slots[4]; /* ring slots of this call's first untimed sends */
 	__u8 reserved[6];
 };
 
@@ -181,8 +181,8 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 		f->role = port_selected(f->lport, 0) ? ROLE_SERVER : ROLE_CLIENT;
 	else
 		f->role = f->lport < f->rport ? ROLE_SERVER : ROLE_CLIENT;
-	f->verdict = (targ_tgid || targ_filter_comm || targ_filter_cgroup) ? FLOW_PENDING
-									   : FLOW_TRACED;
+	f->verdict =
+		(targ_tgid || targ_filter_comm || targ_filter_cgroup) ? FLOW_PENDING : FLOW_TRACED;
 	return f;
 }
 
@@ -222,7 +222,8 @@ static __always_inline struct flow *flow_owner(struct sock *sk)
 			ok = false;
 		if (ok && targ_filter_comm && !comm_matches(f->comm))
 			ok = false;
-		if (ok && targ_filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		if (ok && targ_filter_cgroup &&
+		    bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 			ok = false;
 		f->verdict = ok ? FLOW_TRACED : FLOW_IGNORED;
 	}
@@ -275,7 +276,8 @@ static __always_inline void flow_key(const struct flow *f, struct hist_key *k, _
 	case GROUP_PORT:
 		/* the well-known side: the local port of servers, the remote one of clients */
 		k->id = f->role == ROLE_CLIENT || (f->role == ROLE_AUTO && f->rport < f->lport)
-				? f->rport : f->lport;
+				? f->rport
+				: f->lport;
 		break;
 	case GROUP_RADDR:
 		k->family = f->family;

@@ -16,13 +16,13 @@
  * bucket is at most 1/16 of its lower bound wide: reporting its midpoint keeps any quantile
  * within 1/32 (and certainly 1/16) of the exact value. Values below 16 ns are exact. */
 #define HIST_SUB_BITS 4
-#define HIST_SUB (1u << HIST_SUB_BITS)
+#define HIST_SUB      (1u << HIST_SUB_BITS)
 /* Values >= 2^HIST_MAX_LOG2 ns (~78 hours) land in the overflow slot, which is counted and
  * shown, never folded silently into a regular bucket. */
-#define HIST_MAX_LOG2 48
+#define HIST_MAX_LOG2      48
 #define HIST_REGULAR_SLOTS ((HIST_MAX_LOG2 - HIST_SUB_BITS + 1) * HIST_SUB)
 #define HIST_OVERFLOW_SLOT HIST_REGULAR_SLOTS
-#define HIST_SLOTS (HIST_REGULAR_SLOTS + 1)
+#define HIST_SLOTS         (HIST_REGULAR_SLOTS + 1)
 
 /* One histogram as stored per CPU in kernel maps; userspace sums the CPUs. */
 struct hist {
@@ -37,12 +37,29 @@ static __always_inline __u32 hist_log2(__u64 v)
 {
 	__u32 r = 0;
 
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) { r += 1; }
+	if (v >> 32) {
+		v >>= 32;
+		r += 32;
+	}
+	if (v >> 16) {
+		v >>= 16;
+		r += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		r += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		r += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		r += 2;
+	}
+	if (v >> 1) {
+		r += 1;
+	}
 	return r;
 }
 

@@ -12,16 +12,16 @@
 #include <bpf/bpf_endian.h>
 #include "tailtrace.h"
 
-#define AF_INET 2
-#define AF_INET6 10
-#define ETH_P_IP 0x0800
-#define ETH_P_IPV6 0x86DD
-#define IPPROTO_TCP 6
+#define AF_INET      2
+#define AF_INET6     10
+#define ETH_P_IP     0x0800
+#define ETH_P_IPV6   0x86DD
+#define IPPROTO_TCP  6
 #define TASK_RUNNING 0
 
 /* TCP states (include/net/tcp_states.h) */
-#define TCP_FIN_WAIT1_STATE 4
-#define TCP_CLOSE_STATE 7
+#define TCP_FIN_WAIT1_STATE  4
+#define TCP_CLOSE_STATE      7
 #define TCP_CLOSE_WAIT_STATE 8
 
 /* TCP header flag bits (tcp_skb_cb.tcp_flags) */

@@ -65,8 +65,8 @@ int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int er
 
 /* Drops by a full or policing queue: the congestion evidence for retransmissions. Each
  * reason is looked up by name (CO-RE), as the enum's values move between kernels. */
-#define QUEUE_REASON(name)                                                                  \
-	(bpf_core_enum_value_exists(enum skb_drop_reason, name) &&                          \
+#define QUEUE_REASON(name)                                                                         \
+	(bpf_core_enum_value_exists(enum skb_drop_reason, name) &&                                 \
 	 r == bpf_core_enum_value(enum skb_drop_reason, name))
 
 static __always_inline bool queue_drop(__u32 r)
@@ -110,8 +110,8 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		cnt_add(CNT_PKT_DELETES, (__u64)-1);
 	f = flow_get(skb->sk ? skb->sk : rx_sk, false);
 	/* the enqueue tracepoint fires only for accepted packets: tail drops are seen here */
-	if (queue_drop(r) && (targ_ndevs ? dev_selected(skb->dev)
-					 : (f && f->verdict == FLOW_TRACED)))
+	if (queue_drop(r) &&
+	    (targ_ndevs ? dev_selected(skb->dev) : (f && f->verdict == FLOW_TRACED)))
 		cnt_add(CNT_QDISC_DROPS, 1);
 	else if (queued)
 		cnt_add(CNT_PKT_DELETES, (__u64)-1);

@@ -13,15 +13,15 @@ const volatile __u32 targ_tgid = 0;
 const volatile char targ_comm[16] = {};
 const volatile bool targ_filter_comm = false;
 const volatile bool targ_filter_cgroup = false;
-const volatile __u32 targ_devs[8] = {};	/* ifindexes from --dev */
-const volatile __u32 targ_dev_netns[8] = {};	/* ... and their network namespace inodes */
+const volatile __u32 targ_devs[8] = {};      /* ifindexes from --dev */
+const volatile __u32 targ_dev_netns[8] = {}; /* ... and their network namespace inodes */
 const volatile __u32 targ_ndevs = 0;
 const volatile __u8 targ_by = GROUP_NONE;
-const volatile __u8 targ_role = ROLE_AUTO;	/* --role: the side whose requests are kept */
-const volatile bool targ_requests = false;	/* stream per-request events */
-const volatile bool targ_sched_hist = false;	/* per-request sched.* histograms (hist) */
-const volatile __u32 targ_nrings = 1;		/* entries of req_rings */
-const volatile __u64 targ_ring_wake = 1 << 20;	/* unread bytes that wake userspace early */
+const volatile __u8 targ_role = ROLE_AUTO;     /* --role: the side whose requests are kept */
+const volatile bool targ_requests = false;     /* stream per-request events */
+const volatile bool targ_sched_hist = false;   /* per-request sched.* histograms (hist) */
+const volatile __u32 targ_nrings = 1;          /* entries of req_rings */
+const volatile __u64 targ_ring_wake = 1 << 20; /* unread bytes that wake userspace early */
 
 /* Per-CPU histograms; max_entries is sized by userspace from the CPU count. */
 struct {
@@ -211,7 +211,7 @@ static __always_inline __u64 ptr_value(const void *p)
 #define DEV_CACHE_SLOTS 16
 
 struct dev_cache_entry {
-	__u64 dev;	/* struct net_device address */
+	__u64 dev; /* struct net_device address */
 	struct dev_key dk;
 	/* place_hists slots of this device's places, + 1 (0: not assigned yet) */
 	__u32 nic_slot;
@@ -233,7 +233,7 @@ struct {
 
 /* The device's place (netns, ifindex) in *dk, and its cache entry (NULL if none). */
 static __always_inline struct dev_cache_entry *remember_dev(struct net_device *dev,
-							     struct dev_key *dk)
+							    struct dev_key *dk)
 {
 	struct dev_name name = {};
 	struct dev_cache_entry *ce = NULL;
@@ -275,7 +275,7 @@ static __always_inline struct dev_cache_entry *remember_dev(struct net_device *d
  * the slots are used up), and each CPU then keeps the slot with the device in dev_cache. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 64);	/* sized by userspace from the CPU count */
+	__uint(max_entries, 64); /* sized by userspace from the CPU count */
 	__type(key, __u32);
 	__type(value, struct stage_hist);
 } place_hists SEC(".maps");
@@ -284,7 +284,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256);
 	__type(key, struct hist_key);
-	__type(value, __u32);	/* slot in place_hists, or PLACE_PENDING */
+	__type(value, __u32); /* slot in place_hists, or PLACE_PENDING */
 } place_slots SEC(".maps");
 
 static __always_inline void place_sample(struct dev_cache_entry *ce, const struct dev_key *dk,

@@ -40,7 +40,7 @@ struct {
  * enough to time the driver call, no hash needed. */
 struct nic_slot {
 	__u64 skb;
-	__u64 sk;	/* the driver may orphan the skb (veth, lo): keep its socket */
+	__u64 sk; /* the driver may orphan the skb (veth, lo): keep its socket */
 	__u64 ts;
 };
 
@@ -123,8 +123,9 @@ static __always_inline __u32 skb_gso_segs(struct sk_buff *skb)
 {
 	__u16 segs = 0;
 
-	bpf_probe_read_kernel(&segs, sizeof(segs), skb->head + skb->end +
-			      bpf_core_field_offset(struct skb_shared_info, gso_segs));
+	bpf_probe_read_kernel(&segs, sizeof(segs),
+			      skb->head + skb->end +
+				      bpf_core_field_offset(struct skb_shared_info, gso_segs));
 	return segs;
 }
 

@@ -58,7 +58,7 @@ struct {
 } polls SEC(".maps");
 
 struct cqev_state {
-	__u64 cq_out;	 /* struct ibv_cq ** the caller passed */
+	__u64 cq_out;    /* struct ibv_cq ** the caller passed */
 	__u64 waking_ns; /* last wake-up of this thread inside the call, 0 if none */
 };
 

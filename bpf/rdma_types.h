@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Types shared by the RDMA verbs uprobes (bpf/rdma.bpf.c) and their loader (user/rdma/rdma_tracer.c):
- * work-request correlation keys, the per-QP histogram key, loss counters and the
- * discovery event that carries a live ibv_context's ops table to userspace. */
+/* Types shared by the RDMA verbs uprobes (bpf/rdma.bpf.c) and their loader
+ * (user/rdma/rdma_tracer.c): work-request correlation keys, the per-QP histogram key, loss counters
+ * and the discovery event that carries a live ibv_context's ops table to userspace. */
 #ifndef TT_RDMA_H
 #define TT_RDMA_H
 
 #include "hist.h"
 
 /* Bounds of every map and loop; whatever does not fit is counted (enum rdma_loss_counter). */
-#define RDMA_INFLIGHT_MAX 65536 /* outstanding (qp, wr_id) -> post time, LRU */
-#define RDMA_HIST_MAX 1024	/* histograms (QP x peer x opcode x status), shared */
-#define RDMA_QP_MAX 4096	/* per-QP facts learnt from create/modify (peer, sq_sig_all) */
-#define RDMA_THREADS_MAX 16384	/* per-thread state between a uprobe and its uretprobe */
-#define RDMA_CTX_MAX 1024	/* contexts already reported to userspace */
-#define RDMA_MAX_WR_PER_POST 16 /* WR chain entries followed per post call */
-#define RDMA_MAX_WC_PER_POLL 32 /* completions read per poll call */
+#define RDMA_INFLIGHT_MAX    65536 /* outstanding (qp, wr_id) -> post time, LRU */
+#define RDMA_HIST_MAX        1024  /* histograms (QP x peer x opcode x status), shared */
+#define RDMA_QP_MAX          4096  /* per-QP facts learnt from create/modify (peer, sq_sig_all) */
+#define RDMA_THREADS_MAX     16384 /* per-thread state between a uprobe and its uretprobe */
+#define RDMA_CTX_MAX         1024  /* contexts already reported to userspace */
+#define RDMA_MAX_WR_PER_POST 16    /* WR chain entries followed per post call */
+#define RDMA_MAX_WC_PER_POLL 32    /* completions read per poll call */
 
 /* Opcode stored in keys: the ibv_wr_opcode of a send-queue WR, or RDMA_OP_RECV for a
  * receive-queue WR (ibv_wr_opcode values are small, this one cannot collide). */
-#define RDMA_OP_RECV 0x80
+#define RDMA_OP_RECV    0x80
 #define RDMA_OP_UNKNOWN 0xff /* error completion whose WR was posted before tracing */
 
 /* Outstanding work request. The context pointer keeps QP numbers of two devices apart;
@@ -32,7 +32,7 @@ struct rdma_wr_key {
 };
 
 struct rdma_wr_val {
-	__u64 post_ns;	/* bpf_ktime_get_ns at the post uprobe */
+	__u64 post_ns;  /* bpf_ktime_get_ns at the post uprobe */
 	__u32 peer_qpn; /* UD: the WR's remote QPN; else from ibv_modify_qp */
 	__u8 opcode;
 	__u8 reserved[3];
@@ -57,9 +57,9 @@ struct rdma_qp_key {
 };
 
 struct rdma_qp_info {
-	__u32 dest_qpn;	 /* IBV_QP_DEST_QPN of the last modify, 0 if unknown */
+	__u32 dest_qpn;  /* IBV_QP_DEST_QPN of the last modify, 0 if unknown */
 	__u8 sq_sig_all; /* every send WR completes, whatever its send_flags */
-	__u8 gid_set;	 /* dgid holds the peer's GID (IBV_QP_AV with a GRH) */
+	__u8 gid_set;    /* dgid holds the peer's GID (IBV_QP_AV with a GRH) */
 	__u8 reserved[2];
 	__u8 dgid[16];
 };
@@ -75,18 +75,18 @@ enum rdma_loss_counter {
 	RC_INFLIGHT_DUP,     /* (qp, wr_id) already outstanding: the older post is kept */
 	RC_INFLIGHT_FAIL,    /* in-flight entry could not be stored */
 	RC_INFLIGHT_DELETES, /* matched by a completion */
-	RC_POLL_CALLS,	     /* poll_cq returns seen (inside sampling windows) */
-	RC_POLL_WCS,	     /* completions read */
-	RC_POLL_TRUNC,	     /* completions beyond RDMA_MAX_WC_PER_POLL in one return */
-	RC_UNMATCHED,	     /* completions with no post on record */
-	RC_ERRORS,	     /* completions with status != IBV_WC_SUCCESS */
+	RC_POLL_CALLS,       /* poll_cq returns seen (inside sampling windows) */
+	RC_POLL_WCS,         /* completions read */
+	RC_POLL_TRUNC,       /* completions beyond RDMA_MAX_WC_PER_POLL in one return */
+	RC_UNMATCHED,        /* completions with no post on record */
+	RC_ERRORS,           /* completions with status != IBV_WC_SUCCESS */
 	RC_HIST_INSERTS,
-	RC_HIST_FAIL,	   /* histogram key could not be created */
-	RC_THREAD_FAIL,	   /* per-thread uprobe->uretprobe state could not be stored */
-	RC_QP_FAIL,	   /* per-QP facts could not be stored */
-	RC_CTX_EVENTS,	   /* discovery events sent to userspace */
-	RC_CTX_LOST,	   /* ... lost (ring buffer full) or not stored (ctx map full) */
-	RC_CQEV_CALLS,	   /* ibv_get_cq_event returns */
+	RC_HIST_FAIL,      /* histogram key could not be created */
+	RC_THREAD_FAIL,    /* per-thread uprobe->uretprobe state could not be stored */
+	RC_QP_FAIL,        /* per-QP facts could not be stored */
+	RC_CTX_EVENTS,     /* discovery events sent to userspace */
+	RC_CTX_LOST,       /* ... lost (ring buffer full) or not stored (ctx map full) */
+	RC_CQEV_CALLS,     /* ibv_get_cq_event returns */
 	RC_CQEV_IMMEDIATE, /* ... that returned without sleeping (event already queued) */
 	RC__MAX,
 };
@@ -127,11 +127,11 @@ struct rdma_layout {
 	__u32 swr_wr_id, swr_next, swr_opcode, swr_send_flags, swr_ud_remote_qpn;
 	__u32 rwr_wr_id, rwr_next;
 	__u32 wc_wr_id, wc_status, wc_opcode, wc_qp_num, wc_size;
-	__u32 qia_sq_sig_all;				   /* struct ibv_qp_init_attr */
+	__u32 qia_sq_sig_all;                              /* struct ibv_qp_init_attr */
 	__u32 qa_dest_qp_num, qa_ah_is_global, qa_ah_dgid; /* struct ibv_qp_attr */
-	__u32 send_signaled;				   /* IBV_SEND_SIGNALED */
-	__u32 qpt_ud;					   /* IBV_QPT_UD */
-	__u32 wc_recv;		      /* IBV_WC_RECV: receive-side wc opcodes have it */
+	__u32 send_signaled;                               /* IBV_SEND_SIGNALED */
+	__u32 qpt_ud;                                      /* IBV_QPT_UD */
+	__u32 wc_recv;                /* IBV_WC_RECV: receive-side wc opcodes have it */
 	__u32 mask_dest_qpn, mask_av; /* IBV_QP_DEST_QPN, IBV_QP_AV */
 };
 

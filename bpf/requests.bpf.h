@@ -148,8 +148,7 @@ static __always_inline void req_mark_end(struct flow *f, __u64 now)
 }
 
 /* Inbound data reached the socket at `now`; `arrival` is its driver receive time. */
-static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 now,
-					   __u32 bytes)
+static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 now, __u32 bytes)
 {
 	if (!targ_requests)
 		return;

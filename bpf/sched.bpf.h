@@ -9,14 +9,14 @@
 
 enum thread_state {
 	TH_ONCPU,
-	TH_RUNNABLE,	/* woken or preempted, waiting for a CPU */
+	TH_RUNNABLE, /* woken or preempted, waiting for a CPU */
 	TH_BLOCKED,
 };
 
 struct thread {
 	__u64 runq_ns, oncpu_ns, offcpu_ns, gpu_ns;
-	__u64 since;		/* start of the current state */
-	__u64 gpu_since;	/* inside a CUDA sync call since (0 = not) */
+	__u64 since;     /* start of the current state */
+	__u64 gpu_since; /* inside a CUDA sync call since (0 = not) */
 	__u32 state;
 	__u32 cpu;
 };
@@ -36,7 +36,7 @@ struct {
  * fails) and lowered after the delete, so it is never below the number of tracked threads
  * in the slot: a zero is a certain miss. Threads the LRU evicts leave their count behind
  * (they are not deleted at exit): a wasted hash lookup later, never a missed thread. */
-#define THREAD_BUCKETS 65536	/* 512 KiB (8-byte slots); 4x the LRU: few false positives */
+#define THREAD_BUCKETS 65536 /* 512 KiB (8-byte slots); 4x the LRU: few false positives */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -142,8 +142,8 @@ int BPF_PROG(tt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		t = bpf_map_lookup_elem(&threads, &prev_tid);
 		if (t) {
 			thread_account(t, now);
-			t->state = (prev_state == TASK_RUNNING || preempt) ? TH_RUNNABLE
-									   : TH_BLOCKED;
+			t->state =
+				(prev_state == TASK_RUNNING || preempt) ? TH_RUNNABLE : TH_BLOCKED;
 		}
 	}
 	if (next_maybe) {

@@ -18,15 +18,15 @@
 #define TT_STAGE_CATALOGUE_H
 
 /* stage flags */
-#define SF_DEFAULT	0x01	/* shown by `hist` and `report` without --stage */
-#define SF_REQUESTS	0x04	/* fed by the request programs (hist turns them on) */
-#define SF_SCHED	0x08	/* needs the per-thread scheduler histograms */
-#define SF_RDMA		0x10	/* fed by the RDMA object (bpf/rdma.bpf.c), not the collector */
-#define SF_PLACE_DEV	0x20	/* samples carry a place: device (and qdisc) */
-
-#define TT_TPS(...) { __VA_ARGS__ }
+#define SF_DEFAULT   0x01 /* shown by `hist` and `report` without --stage */
+#define SF_REQUESTS  0x02 /* fed by the request programs (hist turns them on) */
+#define SF_SCHED     0x04 /* needs the per-thread scheduler histograms */
+#define SF_RDMA      0x08 /* fed by the RDMA object (bpf/rdma.bpf.c), not the collector */
+#define SF_PLACE_DEV 0x10 /* samples carry a place: device (and qdisc) */
 
 /* clang-format off */
+#define TT_TPS(...) { __VA_ARGS__ }
+
 #define TT_STAGE_CATALOGUE(X)                                                              \
 X(TX_SENDQ, "tx.sendq", CONGESTION, SF_DEFAULT, -1,                           \
   TT_TPS("tcp:tcp_sendmsg_locked", "sock:sock_send_length", "net:net_dev_queue"),        \

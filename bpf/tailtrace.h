@@ -14,34 +14,33 @@
  * classes are a stable contract documented in docs/stages.md; ids are internal and may be
  * renumbered. */
 enum tt_stage {
-	TT_STAGE_CATALOGUE(TT_STAGE_ENUM_ROW)
-	STAGE__MAX,
+	TT_STAGE_CATALOGUE(TT_STAGE_ENUM_ROW) STAGE__MAX,
 };
 
 /* What a histogram is grouped by (`--by`). */
 enum tt_group_by {
 	GROUP_NONE,
-	GROUP_PORT,	/* local port of the traced socket */
-	GROUP_RADDR,	/* remote address */
-	GROUP_COMM,	/* owning process (tgid + comm) */
-	GROUP_CGROUP,	/* cgroup v2 id */
+	GROUP_PORT,   /* local port of the traced socket */
+	GROUP_RADDR,  /* remote address */
+	GROUP_COMM,   /* owning process (tgid + comm) */
+	GROUP_CGROUP, /* cgroup v2 id */
 	GROUP__MAX,
 };
 
 /* Key of the per-CPU histogram map. The place (device, qdisc handle) is always part of
  * the key for stages that have one, whatever the grouping, so `explain` can say where. */
 struct hist_key {
-	__u16 stage;		/* enum tt_stage */
-	__u8 by;		/* enum tt_group_by */
-	__u8 family;		/* AF_INET or AF_INET6 when addr is set */
-	__u32 ifindex;		/* place: device, 0 if none */
-	__u32 qdisc_handle;	/* place: qdisc handle (major:minor), 0 if none */
-	__u32 netns;		/* place: network namespace inode of the device */
-	__u32 tgid;		/* GROUP_COMM */
-	__u32 reserved;		/* explicit padding: keys are compared byte by byte */
-	__u64 id;		/* GROUP_PORT: port; GROUP_CGROUP: cgroup id */
-	__u8 addr[16];		/* GROUP_RADDR: remote address (v4 in the first 4 bytes) */
-	char comm[16];		/* GROUP_COMM */
+	__u16 stage;        /* enum tt_stage */
+	__u8 by;            /* enum tt_group_by */
+	__u8 family;        /* AF_INET or AF_INET6 when addr is set */
+	__u32 ifindex;      /* place: device, 0 if none */
+	__u32 qdisc_handle; /* place: qdisc handle (major:minor), 0 if none */
+	__u32 netns;        /* place: network namespace inode of the device */
+	__u32 tgid;         /* GROUP_COMM */
+	__u32 reserved;     /* explicit padding: keys are compared byte by byte */
+	__u64 id;           /* GROUP_PORT: port; GROUP_CGROUP: cgroup id */
+	__u8 addr[16];      /* GROUP_RADDR: remote address (v4 in the first 4 bytes) */
+	char comm[16];      /* GROUP_COMM */
 };
 
 /* place_slots value of a place seen by the kernel that userspace has not given a
@@ -59,30 +58,30 @@ struct stage_hist {
 /* Global counters, a per-CPU array indexed by this enum; userspace sums CPUs. Every
  * bounded map and ring buffer has a counter for what it failed to store. */
 enum tt_counter {
-	CNT_RETRANS,		/* retransmitted segments on traced flows */
-	CNT_RETRANS_RTO,	/* ... while in the Loss state (timeout) */
-	CNT_RETRANS_FAST,	/* ... while in Recovery (fast retransmit) */
-	CNT_RETRANS_TLP,	/* ... tail-loss probes */
+	CNT_RETRANS,      /* retransmitted segments on traced flows */
+	CNT_RETRANS_RTO,  /* ... while in the Loss state (timeout) */
+	CNT_RETRANS_FAST, /* ... while in Recovery (fast retransmit) */
+	CNT_RETRANS_TLP,  /* ... tail-loss probes */
 	CNT_RETRANS_OTHER,
-	CNT_RETRANS_UNTIMED,	/* retransmissions whose original send was not in the ring */
-	CNT_RETRANS_SYNACK,	/* SYN-ACK retransmissions of selected listeners */
-	CNT_DROPS,		/* kfree_skb with a drop reason on traced flows */
-	CNT_ECN_CE,		/* CE marks seen on traced flows */
-	CNT_QDISC_PKTS,		/* packets dequeued from a qdisc (traced devices) */
-	CNT_QDISC_DROPS,	/* packets dropped by a qdisc on traced devices */
-	CNT_HIST_INSERTS,	/* new histogram keys created (evicted = inserts - live) */
-	CNT_HIST_UPDATE_FAIL,	/* histogram key could not be created */
-	CNT_FLOW_UPDATE_FAIL,	/* per-socket state could not be created */
-	CNT_PKT_INSERTS,	/* per-packet/per-send timestamp entries created */
-	CNT_PKT_UPDATE_FAIL,	/* ... that could not be created */
-	CNT_PKT_DELETES,	/* ... consumed and deleted */
-	CNT_EVENTS_LOST,	/* ring buffer reservations that failed */
-	CNT_SCHED_UPDATE_FAIL,	/* per-thread state could not be stored */
-	CNT_THREAD_INSERTS,	/* threads tracked (evicted = inserts - deletes - live) */
-	CNT_THREAD_DELETES,	/* ... forgotten at thread exit */
-	CNT_SENDS_UNTIMED,	/* sends acknowledged with no tx.sendq/tx.ack sample */
-	CNT_RETRANS_UNSEEN,	/* retransmissions no event reported, from total_retrans */
-	CNT_CLOSES_UNSEEN,	/* flows of closed sockets found by the sweep, not a close event */
+	CNT_RETRANS_UNTIMED,   /* retransmissions whose original send was not in the ring */
+	CNT_RETRANS_SYNACK,    /* SYN-ACK retransmissions of selected listeners */
+	CNT_DROPS,             /* kfree_skb with a drop reason on traced flows */
+	CNT_ECN_CE,            /* CE marks seen on traced flows */
+	CNT_QDISC_PKTS,        /* packets dequeued from a qdisc (traced devices) */
+	CNT_QDISC_DROPS,       /* packets dropped by a qdisc on traced devices */
+	CNT_HIST_INSERTS,      /* new histogram keys created (evicted = inserts - live) */
+	CNT_HIST_UPDATE_FAIL,  /* histogram key could not be created */
+	CNT_FLOW_UPDATE_FAIL,  /* per-socket state could not be created */
+	CNT_PKT_INSERTS,       /* per-packet/per-send timestamp entries created */
+	CNT_PKT_UPDATE_FAIL,   /* ... that could not be created */
+	CNT_PKT_DELETES,       /* ... consumed and deleted */
+	CNT_EVENTS_LOST,       /* ring buffer reservations that failed */
+	CNT_SCHED_UPDATE_FAIL, /* per-thread state could not be stored */
+	CNT_THREAD_INSERTS,    /* threads tracked (evicted = inserts - deletes - live) */
+	CNT_THREAD_DELETES,    /* ... forgotten at thread exit */
+	CNT_SENDS_UNTIMED,     /* sends acknowledged with no tx.sendq/tx.ack sample */
+	CNT_RETRANS_UNSEEN,    /* retransmissions no event reported, from total_retrans */
+	CNT_CLOSES_UNSEEN,     /* flows of closed sockets found by the sweep, not a close event */
 	CNT__MAX,
 };
 
@@ -96,44 +95,44 @@ enum tt_counter {
 /* Roles of a socket for request segmentation. */
 enum tt_role {
 	ROLE_AUTO,
-	ROLE_SERVER,	/* inbound data then outbound data is one exchange */
-	ROLE_CLIENT,	/* outbound then inbound */
+	ROLE_SERVER, /* inbound data then outbound data is one exchange */
+	ROLE_CLIENT, /* outbound then inbound */
 };
 
 /* Per-request record, streamed through a ring buffer once a request completes: individual
  * slow requests are the answer for attribution and the flight recorder. */
-#define TT_REQ_STAGES STAGE_RDMA_WR	/* stages that can accumulate inside a request */
+#define TT_REQ_STAGES STAGE_RDMA_WR /* stages that can accumulate inside a request */
 /* req_event.flags */
-#define REQ_F_LOSS_RECOVERY 1	/* a send of the request met TCP in loss recovery */
+#define REQ_F_LOSS_RECOVERY 1 /* a send of the request met TCP in loss recovery */
 
 struct req_event {
 	__u64 sk_cookie;
-	__u64 start_ns;		/* request start (CLOCK_MONOTONIC, bpf_ktime_get_ns) */
-	__u64 first_resp_ns;	/* first response byte (0 if none) */
-	__u64 end_ns;		/* request end */
+	__u64 start_ns;                /* request start (CLOCK_MONOTONIC, bpf_ktime_get_ns) */
+	__u64 first_resp_ns;           /* first response byte (0 if none) */
+	__u64 end_ns;                  /* request end */
 	__u64 stage_ns[TT_REQ_STAGES]; /* time spent per stage inside this request */
-	__u64 max_gap_ns;	/* largest gap between response chunks */
-	__u64 srtt_ns;		/* flow smoothed RTT at the end of the request */
-	__u64 min_rtt_ns;	/* flow minimum RTT (path base) */
+	__u64 max_gap_ns;              /* largest gap between response chunks */
+	__u64 srtt_ns;                 /* flow smoothed RTT at the end of the request */
+	__u64 min_rtt_ns;              /* flow minimum RTT (path base) */
 	__u64 cgroup_id;
 	__u32 tgid;
-	__u32 tid;		/* serving thread */
-	__u32 chunks;		/* response sends (streaming: tokens) */
-	__u32 retrans;		/* retransmissions inside the request */
+	__u32 tid;     /* serving thread */
+	__u32 chunks;  /* response sends (streaming: tokens) */
+	__u32 retrans; /* retransmissions inside the request */
 	__u32 retrans_rto;
-	__u32 drops;		/* drops seen on the flow inside the request */
+	__u32 drops; /* drops seen on the flow inside the request */
 	__u32 ecn_ce;
-	__u32 ifindex;		/* device the flow last left by */
-	__u32 qdisc_handle;	/* qdisc the flow last queued in */
-	__u32 netns;		/* network namespace inode of ifindex */
-	__u32 cpu;		/* CPU the serving thread last ran on */
+	__u32 ifindex;      /* device the flow last left by */
+	__u32 qdisc_handle; /* qdisc the flow last queued in */
+	__u32 netns;        /* network namespace inode of ifindex */
+	__u32 cpu;          /* CPU the serving thread last ran on */
 	__u32 bytes_in;
 	__u32 bytes_out;
 	__u16 lport;
 	__u16 rport;
 	__u8 family;
-	__u8 role;		/* enum tt_role */
-	__u8 flags;		/* REQ_F_* */
+	__u8 role;  /* enum tt_role */
+	__u8 flags; /* REQ_F_* */
 	__u8 reserved[5];
 	__u8 raddr[16];
 	char comm[16];
@@ -166,15 +165,15 @@ struct dev_name {
 /* Per-packet stamps: direct-mapped arrays of two-way buckets (see bpf/packet.bpf.h);
  * userspace maps them read-only to count the live entries. */
 #define STAMP_BUCKET_BITS 13
-#define STAMP_BUCKETS (1u << STAMP_BUCKET_BITS)
+#define STAMP_BUCKETS     (1u << STAMP_BUCKET_BITS)
 
 /* One packet (skb address): when it entered the qdisc / was received by the driver. */
 struct pkt_stamp {
-	__u64 skb;	/* 0: free */
+	__u64 skb; /* 0: free */
 	__u64 ts;
-	__u32 len;	/* payload bytes */
-	__u32 seq;	/* TCP sequence (receive side): tells a reused skb address apart */
-	__u8 ce;	/* received with ECN CE */
+	__u32 len; /* payload bytes */
+	__u32 seq; /* TCP sequence (receive side): tells a reused skb address apart */
+	__u8 ce;   /* received with ECN CE */
 	__u8 pad[7];
 };
 

@@ -240,8 +240,7 @@ int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 }
 
 SEC("tp_btf/net_dev_xmit")
-int BPF_PROG(tt_net_dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev,
-	     unsigned int len)
+int BPF_PROG(tt_net_dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsigned int len)
 {
 	struct dev_cache_entry *ce;
 	struct nic_slot *slot;

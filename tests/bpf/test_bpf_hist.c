@@ -42,7 +42,8 @@ int main(void)
 		for (int i = 0; i < N; i++) {
 			__u64 v;
 
-			if (round == 0) /* edges: small values, powers of two and their neighbours */
+			if (round ==
+			    0) /* edges: small values, powers of two and their neighbours */
 				v = i < 20 ? (__u64)i : (1ULL << (i - 20 + 4)) - 1 + (i & 1) * 2;
 			else
 				v = rnd(&seed) >> (rnd(&seed) % 64);
@@ -59,7 +60,8 @@ int main(void)
 			if (skel->bss->slots[i] != hist_slot(v)) {
 				if (bad++ < 5)
 					printf("# value %llu: kernel slot %u, userspace %u\n",
-					       (unsigned long long)v, skel->bss->slots[i], hist_slot(v));
+					       (unsigned long long)v, skel->bss->slots[i],
+					       hist_slot(v));
 			}
 		}
 	}

@@ -9,9 +9,9 @@
 #include "core/histogram.h"
 #include "record/record_format.h"
 
-#define T0_NS 1714564800000000000ULL	/* 2024-05-01T12:00:00Z */
-#define INTERVAL_NS 10000000000ULL
-#define INTERVALS 6
+#define T0_NS             1714564800000000000ULL /* 2024-05-01T12:00:00Z */
+#define INTERVAL_NS       10000000000ULL
+#define INTERVALS         6
 #define REQS_PER_INTERVAL 40
 
 static __u64 rng = 88172645463325252ULL;
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	}
 	recorder__close(r);
 	printf("tail_ns=%llu requests=%llu latency_count=%llu qdisc_ns=%llu\n",
-	       (unsigned long long)tail_ns, (unsigned long long)reqs,
-	       (unsigned long long)lat_count, (unsigned long long)qdisc_ns);
+	       (unsigned long long)tail_ns, (unsigned long long)reqs, (unsigned long long)lat_count,
+	       (unsigned long long)qdisc_ns);
 	return 0;
 }

@@ -20,11 +20,11 @@
 #include "lib/json.h"
 #include "core/snapshot.h"
 
-#define US 1000ULL
-#define MS 1000000ULL
-#define NETNS 4026532001u
+#define US      1000ULL
+#define MS      1000000ULL
+#define NETNS   4026532001u
 #define IFINDEX 3u
-#define QDISC 0x10000u /* 1:0 */
+#define QDISC   0x10000u /* 1:0 */
 
 /* ---- deterministic generator ---- */
 
@@ -63,11 +63,11 @@ static inline __u64 uni(struct gen *g, __u64 lo, __u64 hi)
 
 /* What a scenario adds to one server request. */
 struct srv_req {
-	__u64 runq;	/* waiting for a CPU before reading (inside rx.sockq) */
-	__u64 runq_mid;	/* preempted during the service */
-	__u64 oncpu;	/* extra service on CPU */
-	__u64 offcpu;	/* extra service blocked */
-	__u64 gpu;	/* part of offcpu inside CUDA sync */
+	__u64 runq;     /* waiting for a CPU before reading (inside rx.sockq) */
+	__u64 runq_mid; /* preempted during the service */
+	__u64 oncpu;    /* extra service on CPU */
+	__u64 offcpu;   /* extra service blocked */
+	__u64 gpu;      /* part of offcpu inside CUDA sync */
 	__u64 sendq, qdisc, retrans;
 	__u32 retrans_n, rto, drops, ecn;
 	__u64 srtt_infl;
@@ -139,8 +139,7 @@ static inline void server_event(struct gen *g, struct req_event *ev, int i, __u6
 /* A client request: send, the server's ~1 ms and one RTT (unseen), then a streamed
  * response of 8 chunks 0.5 ms apart that the client reads, after `stall` if it stalls.
  * The client thread is blocked while it waits: that is not compute. */
-static inline void client_event(struct gen *g, struct req_event *ev, int i, __u64 t,
-				__u64 stall)
+static inline void client_event(struct gen *g, struct req_event *ev, int i, __u64 t, __u64 stall)
 {
 	__u64 *st = ev->stage_ns;
 	__u64 tx, remote, stream = 7 * 500 * US, sockq = 0;
@@ -176,8 +175,16 @@ static inline void client_event(struct gen *g, struct req_event *ev, int i, __u6
 	ev->max_gap_ns = 500 * US;
 }
 
-enum scenario { SC_BASELINE, SC_COMPUTE, SC_HOGS, SC_CONGESTION, SC_LOSS, SC_LOSS_NETEM,
-		SC_SLOWREAD, SC_GPU };
+enum scenario {
+	SC_BASELINE,
+	SC_COMPUTE,
+	SC_HOGS,
+	SC_CONGESTION,
+	SC_LOSS,
+	SC_LOSS_NETEM,
+	SC_SLOWREAD,
+	SC_GPU
+};
 
 /* A population of n requests for a scenario; the magnitudes follow the issue. */
 static inline struct attr_agg *population(enum scenario sc, int n, __u64 seed)

@@ -10,17 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 enum jt { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
 
 struct jv {
 	enum jt t;
 	bool b;
 	double num;
-	char *text;		/* J_NUM: the token; J_STR: decoded UTF-8 */
-	size_t len;		/* J_STR: decoded length (may hold NULs from \u0000) */
-	struct jv **items;	/* J_ARR, J_OBJ */
-	char **keys;		/* J_OBJ */
+	char *text;        /* J_NUM: the token; J_STR: decoded UTF-8 */
+	size_t len;        /* J_STR: decoded length (may hold NULs from \u0000) */
+	struct jv **items; /* J_ARR, J_OBJ */
+	char **keys;       /* J_OBJ */
 	size_t n;
 };
 
@@ -58,8 +57,9 @@ static int hex4(const char *s, unsigned *out)
 	for (int i = 0; i < 4; i++) {
 		if (!isxdigit((unsigned char)s[i]))
 			return -1;
-		*out = *out * 16 + (unsigned)(isdigit((unsigned char)s[i]) ? s[i] - '0'
-								    : (tolower(s[i]) - 'a' + 10));
+		*out = *out * 16 + (unsigned)(isdigit((unsigned char)s[i])
+						      ? s[i] - '0'
+						      : (tolower(s[i]) - 'a' + 10));
 	}
 	return 0;
 }
@@ -87,12 +87,26 @@ static char *jv_parse_string(struct jp *j, size_t *len)
 			goto bad;
 		c = (unsigned char)*j->p++;
 		switch (c) {
-		case '"': case '\\': case '/': out[n++] = (char)c; break;
-		case 'b': out[n++] = '\b'; break;
-		case 'f': out[n++] = '\f'; break;
-		case 'n': out[n++] = '\n'; break;
-		case 'r': out[n++] = '\r'; break;
-		case 't': out[n++] = '\t'; break;
+		case '"':
+		case '\\':
+		case '/':
+			out[n++] = (char)c;
+			break;
+		case 'b':
+			out[n++] = '\b';
+			break;
+		case 'f':
+			out[n++] = '\f';
+			break;
+		case 'n':
+			out[n++] = '\n';
+			break;
+		case 'r':
+			out[n++] = '\r';
+			break;
+		case 't':
+			out[n++] = '\t';
+			break;
 		case 'u':
 			if (j->end - j->p < 4 || hex4(j->p, &u) || u >= 0x80)
 				goto bad; /* the writer only escapes ASCII controls */
@@ -239,7 +253,9 @@ static struct jv *jv_parse_value(struct jp *j)
 		if (!(v->text = jv_parse_string(j, &v->len)))
 			goto bad;
 		break;
-	case 't': case 'f': case 'n': {
+	case 't':
+	case 'f':
+	case 'n': {
 		static const char *const words[] = { "true", "false", "null" };
 
 		for (int i = 0; i < 3; i++) {

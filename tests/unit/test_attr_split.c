@@ -35,8 +35,8 @@ static void test_partition_sums_to_latency(void **state)
 		ev.end_ns = shape == 2 ? ev.start_ns - (rnd(&g) % 10) : ev.start_ns + L;
 		ev.first_resp_ns = rnd(&g) % 3 ? ev.start_ns + modn(rnd(&g), L + 2) : rnd(&g);
 		for (int k = 0; k < TT_REQ_STAGES; k++)
-			ev.stage_ns[k] = rnd(&g) % 3 ? modn(rnd(&g), L + 1)
-						     : rnd(&g) >> (rnd(&g) % 64);
+			ev.stage_ns[k] =
+				rnd(&g) % 3 ? modn(rnd(&g), L + 1) : rnd(&g) >> (rnd(&g) % 64);
 		ev.srtt_ns = rnd(&g) >> (rnd(&g) % 64);
 		ev.min_rtt_ns = rnd(&g) % 2 ? rnd(&g) >> (rnd(&g) % 64) : 0;
 		ev.drops = (__u32)(rnd(&g) % 2);

@@ -158,16 +158,14 @@ static void test_verdict_rule(void **state)
 {
 	(void)state;
 	/* large relative but small absolute excess: none */
-	assert_int_equal(verdict_of(two_level(5000, 200 * US, 0.02, 1500 * US, STAGE_TX_QDISC,
-					      -1, 1)),
-			 VERDICT_NONE);
+	assert_int_equal(
+		verdict_of(two_level(5000, 200 * US, 0.02, 1500 * US, STAGE_TX_QDISC, -1, 1)),
+		VERDICT_NONE);
 	/* large absolute but small relative excess: none */
-	assert_int_equal(verdict_of(two_level(5000, 20 * MS, 0.02, 5 * MS, STAGE_TX_QDISC, -1,
-					      1)),
+	assert_int_equal(verdict_of(two_level(5000, 20 * MS, 0.02, 5 * MS, STAGE_TX_QDISC, -1, 1)),
 			 VERDICT_NONE);
 	/* both: named */
-	assert_int_equal(verdict_of(two_level(5000, 1 * MS, 0.02, 5 * MS, STAGE_TX_QDISC, -1,
-					      1)),
+	assert_int_equal(verdict_of(two_level(5000, 1 * MS, 0.02, 5 * MS, STAGE_TX_QDISC, -1, 1)),
 			 VERDICT_CONGESTION);
 	/* a 55/45 split is a majority */
 	assert_int_equal(verdict_of(two_level(5000, 1 * MS, 0.02, 10 * MS, STAGE_TX_QDISC,
@@ -333,16 +331,38 @@ static void test_empty(void **state)
 static void test_render(void **state)
 {
 	static const char *const keys[] = {
-		"\"duration_s\":", "\"requests\":", "\"role\":\"server\"", "\"roles\":{",
+		"\"duration_s\":",
+		"\"requests\":",
+		"\"role\":\"server\"",
+		"\"roles\":{",
 		"\"latency_us\":{",
-		"\"ttft_us\":{", "\"gap_us\":{", "\"p50\":", "\"p90\":", "\"p99\":",
-		"\"p999\":", "\"max\":", "\"tail\":{", "\"threshold_us\":", "\"count\":",
-		"\"shares\":{", "\"compute\":", "\"transport\":", "\"congestion\":",
-		"\"unattributed\":", "\"excess_shares\":{", "\"stages\":[",
+		"\"ttft_us\":{",
+		"\"gap_us\":{",
+		"\"p50\":",
+		"\"p90\":",
+		"\"p99\":",
+		"\"p999\":",
+		"\"max\":",
+		"\"tail\":{",
+		"\"threshold_us\":",
+		"\"count\":",
+		"\"shares\":{",
+		"\"compute\":",
+		"\"transport\":",
+		"\"congestion\":",
+		"\"unattributed\":",
+		"\"excess_shares\":{",
+		"\"stages\":[",
 		"\"stage\":\"tx.qdisc\"",
-		"\"class\":\"congestion\"", "\"share\":", "\"where\":\"dev tt-srv-eth0 qdisc 1:0",
-		"\"median\":{", "\"verdict\":{\"class\":\"congestion\",\"stage\":\"tx.qdisc\"",
-		"\"summary\":", "\"rule\":", "\"evidence\":{", "\"thresholds\":{",
+		"\"class\":\"congestion\"",
+		"\"share\":",
+		"\"where\":\"dev tt-srv-eth0 qdisc 1:0",
+		"\"median\":{",
+		"\"verdict\":{\"class\":\"congestion\",\"stage\":\"tx.qdisc\"",
+		"\"summary\":",
+		"\"rule\":",
+		"\"evidence\":{",
+		"\"thresholds\":{",
 	};
 	struct attr_agg *a = population(SC_CONGESTION, 20000, 1);
 	struct attr_report r;

@@ -470,8 +470,8 @@ static void test_http_metrics_endpoint(void **state)
 	make(&s, 3, &lat);
 	assert_int_equal(http_metrics__update(h, &s), 0);
 	assert_int_equal(http_metrics__update(h, &s), 0); /* cumulative: counters add up */
-	http_get(http_metrics__port(h), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", resp,
-		 1 << 20, h);
+	http_get(http_metrics__port(h), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", resp, 1 << 20,
+		 h);
 	assert_int_equal(strncmp(resp, "HTTP/1.1 200 OK\r\n", 17), 0);
 	assert_non_null(strstr(resp, "Content-Type: application/openmetrics-text; "
 				     "version=1.0.0; charset=utf-8\r\n"));

@@ -351,8 +351,8 @@ static void test_quantiles_single_bucket(void **state)
 
 static void test_quantiles_tiny_counts(void **state)
 {
-	const __u64 pool[] = { 0, 1, 15, 16, 17, 31, 32, 33, 1000, 4095, 4096, 4097, 777777,
-			       3 * MS, 123456789, 1ULL << 40 };
+	const __u64 pool[] = { 0,    1,    15,   16,   17,     31,     32,        33,
+			       1000, 4095, 4096, 4097, 777777, 3 * MS, 123456789, 1ULL << 40 };
 	size_t np = sizeof(pool) / sizeof(pool[0]);
 	char name[64];
 	__u64 v[3];
@@ -413,9 +413,12 @@ static void test_quantiles_exact_small(void **state)
  * where q * n is an integer that floating point may round up. */
 static void test_exact_quantile_rank(void **state)
 {
-	static const struct { double q; __u64 num, den; } qs[] = {
-		{ 0.5, 50, 100 }, { 0.9, 90, 100 }, { 0.99, 99, 100 }, { 0.999, 999, 1000 },
-		{ 1.0, 1, 1 },
+	static const struct {
+		double q;
+		__u64 num, den;
+	} qs[] = {
+		{ 0.5, 50, 100 },     { 0.9, 90, 100 }, { 0.99, 99, 100 },
+		{ 0.999, 999, 1000 }, { 1.0, 1, 1 },
 	};
 	__u64 *v = malloc(5000 * sizeof(*v));
 
@@ -425,10 +428,12 @@ static void test_exact_quantile_rank(void **state)
 	assert_int_equal(exact_quantile(v, 0, 0.5), 0);
 	for (size_t n = 1; n <= 5000; n++)
 		for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++)
-			if (exact_quantile(v, n, qs[k].q) != ref_quantile(v, n, qs[k].num, qs[k].den))
+			if (exact_quantile(v, n, qs[k].q) !=
+			    ref_quantile(v, n, qs[k].num, qs[k].den))
 				fail_msg("n %zu q %g: %llu, nearest rank %llu", n, qs[k].q,
 					 (unsigned long long)exact_quantile(v, n, qs[k].q),
-					 (unsigned long long)ref_quantile(v, n, qs[k].num, qs[k].den));
+					 (unsigned long long)ref_quantile(v, n, qs[k].num,
+									  qs[k].den));
 	free(v);
 }
 

@@ -20,13 +20,20 @@
 static void test_reader_is_strict(void **state)
 {
 	static const char *const bad[] = {
-		"", "{", "[1 2]", "{\"a\":1,}", "[1,]", "{\"a\"}", "{a:1}", "\"\x01\"",
-		"\"\\x\"", "NaN", "nan", "inf", "-", "01", "1.", ".5", "1e", "+1", "[1]]",
-		"{} {}", "tru", "\"open", "\"\\u00\"", "'s'",
+		"",        "{",   "[1 2]", "{\"a\":1,}", "[1,]", "{\"a\"}", "{a:1}",     "\"\x01\"",
+		"\"\\x\"", "NaN", "nan",   "inf",        "-",    "01",      "1.",        ".5",
+		"1e",      "+1",  "[1]]",  "{} {}",      "tru",  "\"open",  "\"\\u00\"", "'s'",
 	};
 	static const char *const good[] = {
-		"{}", "[]", "0", "-0", "1.5e-3", "\"\\u001f\"", "[null,true,false]",
-		" {\"a\" : [ 1 , {} ] }\n", "\"\\/\"",
+		"{}",
+		"[]",
+		"0",
+		"-0",
+		"1.5e-3",
+		"\"\\u001f\"",
+		"[null,true,false]",
+		" {\"a\" : [ 1 , {} ] }\n",
+		"\"\\/\"",
 	};
 	struct jv *v;
 
@@ -152,9 +159,13 @@ static void test_pretty_same_tree(void **state)
 static void test_escaping_round_trip(void **state)
 {
 	static const char *const strs[] = {
-		"plain", "", "quote\"inside", "back\\slash", "\\\"", "new\nline", "tab\tcr\r",
-		"\x01\x02\x1f", "\b\f", "del\x7f", "slash/", "utf8 \xc2\xb5s \xe2\x86\x92",
-		"}{][,:", "ends with backslash\\",
+		"plain",         "",
+		"quote\"inside", "back\\slash",
+		"\\\"",          "new\nline",
+		"tab\tcr\r",     "\x01\x02\x1f",
+		"\b\f",          "del\x7f",
+		"slash/",        "utf8 \xc2\xb5s \xe2\x86\x92",
+		"}{][,:",        "ends with backslash\\",
 	};
 	char all[32];
 	struct cap c;
@@ -210,8 +221,8 @@ static void test_print_string(void **state)
 
 static void test_nonfinite_is_null(void **state)
 {
-	static const double finite[] = { 0.0, -0.0, 1.5, -2.25, 1e-300, 5e-324, 1e300,
-					 1.5e308, 123456.789, 0.1, 3e21 };
+	static const double finite[] = { 0.0,   -0.0,    1.5,        -2.25, 1e-300, 5e-324,
+					 1e300, 1.5e308, 123456.789, 0.1,   3e21 };
 	struct cap c;
 	struct jv *v, *nf, *fi;
 
@@ -322,16 +333,24 @@ static void gen_value(struct json_writer *w, const char *key, int depth, int max
 	char s[8];
 
 	switch (kind) {
-	case 0: jw_uint(w, key, rnd() % 1000000); break;
-	case 1: jw_int(w, key, -(long long)(rnd() % 1000)); break;
-	case 2: jw_bool(w, key, rnd() & 1); break;
+	case 0:
+		jw_uint(w, key, rnd() % 1000000);
+		break;
+	case 1:
+		jw_int(w, key, -(long long)(rnd() % 1000));
+		break;
+	case 2:
+		jw_bool(w, key, rnd() & 1);
+		break;
 	case 3:
 		for (int i = 0; i < 7; i++)
 			s[i] = (char)(1 + rnd() % 126);
 		s[7] = 0;
 		jw_string(w, key, s);
 		break;
-	case 4: jw_null(w, key); break;
+	case 4:
+		jw_null(w, key);
+		break;
 	case 5:
 		jw_array_begin(w, key);
 		gen_items(w, false, depth, max_depth);
@@ -390,9 +409,14 @@ static void check_value(const struct jv *v, int depth, int max_depth)
 		assert_int_equal(v->t, J_STR);
 		assert_string_equal(v->text, s);
 		break;
-	case 4: assert_int_equal(v->t, J_NULL); break;
-	case 5: check_items(v, false, depth, max_depth); break;
-	default: check_items(v, true, depth, max_depth);
+	case 4:
+		assert_int_equal(v->t, J_NULL);
+		break;
+	case 5:
+		check_items(v, false, depth, max_depth);
+		break;
+	default:
+		check_items(v, true, depth, max_depth);
 	}
 }
 

@@ -112,9 +112,9 @@ static void test_every_option_rejected_elsewhere(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
 		char want[64];
-		int r = every[i].val
-				? parse(ALL & ~every[i].bit, "hist", every[i].opt, every[i].val, NULL)
-				: parse(ALL & ~every[i].bit, "hist", every[i].opt, NULL);
+		int r = every[i].val ? parse(ALL & ~every[i].bit, "hist", every[i].opt,
+					     every[i].val, NULL)
+				     : parse(ALL & ~every[i].bit, "hist", every[i].opt, NULL);
 
 		assert_rejected(r, "does not apply to 'hist'");
 		/* the message names the option, not its value */
@@ -197,14 +197,14 @@ static void test_port(void **state)
 			"invalid port");
 	/* TT_MAX_PORTS accepted, one more refused */
 	assert_int_equal(parse(OPT_PORT, "hist", "--port", "1", "--port", "2", "--port", "3",
-			       "--port", "4", "--port", "5", "--port", "6", "--port", "7",
-			       "--port", "8", NULL),
+			       "--port", "4", "--port", "5", "--port", "6", "--port", "7", "--port",
+			       "8", NULL),
 			 0);
 	assert_int_equal(o.nports, TT_MAX_PORTS);
 	assert_int_equal(o.ports[7], 8);
 	assert_rejected(parse(OPT_PORT, "hist", "--port", "1", "--port", "2", "--port", "3",
-			      "--port", "4", "--port", "5", "--port", "6", "--port", "7",
-			      "--port", "8", "--port", "9", NULL),
+			      "--port", "4", "--port", "5", "--port", "6", "--port", "7", "--port",
+			      "8", "--port", "9", NULL),
 			"at most 8");
 }
 
@@ -287,17 +287,20 @@ static void test_comm_and_dev(void **state)
 	assert_rejected(parse(OPT_DEV, "hist", "--dev", "ns/abcdefghijklmnop", NULL),
 			"invalid device name");
 	assert_rejected(parse(OPT_DEV, "hist", "--dev", "", NULL), "invalid device name");
-	assert_rejected(parse(OPT_DEV, "hist", "--dev", "a", "--dev", "b", "--dev", "c",
-			      "--dev", "d", "--dev", "e", "--dev", "f", "--dev", "g", "--dev",
-			      "h", "--dev", "i", NULL),
+	assert_rejected(parse(OPT_DEV, "hist", "--dev", "a", "--dev", "b", "--dev", "c", "--dev",
+			      "d", "--dev", "e", "--dev", "f", "--dev", "g", "--dev", "h", "--dev",
+			      "i", NULL),
 			"at most 8 --dev");
 	assert_rejected(parse(OPT_CGROUP, "hist", "--cgroup", "", NULL), "invalid cgroup");
 }
 
 static void test_by_values(void **state)
 {
-	static const struct { const char *s; int by; } ok[] = {
-		{ "none", GROUP_NONE }, { "port", GROUP_PORT }, { "raddr", GROUP_RADDR },
+	static const struct {
+		const char *s;
+		int by;
+	} ok[] = {
+		{ "none", GROUP_NONE }, { "port", GROUP_PORT },     { "raddr", GROUP_RADDR },
 		{ "comm", GROUP_COMM }, { "cgroup", GROUP_CGROUP },
 	};
 
@@ -358,17 +361,38 @@ static void test_role_values(void **state)
 
 static void test_parse_size(void **state)
 {
-	static const struct { const char *s; __u64 v; } ok[] = {
-		{ "64M", 64ULL << 20 }, { "1G", 1ULL << 30 }, { "512k", 512ULL << 10 },
-		{ "512K", 512ULL << 10 }, { "2g", 2ULL << 30 }, { "4096", 4096 },
-		{ "1KiB", 1024 }, { "3MB", 3ULL << 20 }, { "1", 1 },
+	static const struct {
+		const char *s;
+		__u64 v;
+	} ok[] = {
+		{ "64M", 64ULL << 20 },
+		{ "1G", 1ULL << 30 },
+		{ "512k", 512ULL << 10 },
+		{ "512K", 512ULL << 10 },
+		{ "2g", 2ULL << 30 },
+		{ "4096", 4096 },
+		{ "1KiB", 1024 },
+		{ "3MB", 3ULL << 20 },
+		{ "1", 1 },
 		{ "17179869183G", 17179869183ULL << 30 }, /* largest G that fits */
 		{ "18446744073709551615", ~0ULL },
 	};
 	static const char *const bad[] = {
-		"0", "0M", "-1", "-1M", "+5", "1X", "1T", "M", "", " ", "1.5G", "1MM", "1GiBx",
-		"17179869184G",		 /* 2^64: shifted out */
-		"18446744073709551616",	 /* 2^64: strtoull overflow */
+		"0",
+		"0M",
+		"-1",
+		"-1M",
+		"+5",
+		"1X",
+		"1T",
+		"M",
+		"",
+		" ",
+		"1.5G",
+		"1MM",
+		"1GiBx",
+		"17179869184G",         /* 2^64: shifted out */
+		"18446744073709551616", /* 2^64: strtoull overflow */
 		"99999999999999999999999k",
 	};
 	__u64 v;
@@ -415,8 +439,8 @@ static void test_unknown_and_missing(void **state)
 static void test_positional_args(void **state)
 {
 	(void)state;
-	assert_int_equal(parse(OPT_JSON | OPT_DURATION, "report", "a.ttr", "-j", "b.ttr", "-d",
-			       "3", "c", NULL),
+	assert_int_equal(parse(OPT_JSON | OPT_DURATION, "report", "a.ttr", "-j", "b.ttr", "-d", "3",
+			       "c", NULL),
 			 0);
 	assert_true(o.json);
 	assert_int_equal(o.nargs, 3);

@@ -221,7 +221,7 @@ static void test_netdev_from_device_net(void **state)
 
 static void test_ethtool_parse(void **state)
 {
-	struct rdma_counter_set s = {0};
+	struct rdma_counter_set s = { 0 };
 
 	(void)state;
 	assert_int_equal(rdma_ethtool_parse("NIC statistics:\n"
@@ -294,13 +294,13 @@ static size_t mk_deltas(struct rdma_counter *cs, struct rdma_counter_delta *d,
 
 static void test_call(void **state)
 {
-	static const char *const names[] = {"np_cnp_sent", "rx_prio3_pause", "out_of_sequence",
-					    "local_ack_timeout_err", "rx_write_requests"};
+	static const char *const names[] = { "np_cnp_sent", "rx_prio3_pause", "out_of_sequence",
+					     "local_ack_timeout_err", "rx_write_requests" };
 	struct rdma_call_state *st = calloc(1, sizeof(*st));
 	struct rdma_counter cs[5];
 	struct rdma_counter_delta d[5];
 	struct rdma_window_call c;
-	__u64 quiet[5] = {10, 5, 0, 0, 100000};
+	__u64 quiet[5] = { 10, 5, 0, 0, 100000 };
 
 	(void)state;
 	assert_non_null(st);
@@ -315,7 +315,7 @@ static void test_call(void **state)
 	assert_int_equal(c.nev, 0);
 	/* CNPs triple, pauses burst: congestion, largest delta first */
 	{
-		__u64 v[5] = {30, 400, 0, 0, 100000};
+		__u64 v[5] = { 30, 400, 0, 0, 100000 };
 
 		mk_deltas(cs, d, names, v, 5);
 		rdma_counters_call(st, d, 5, 1.0, &c);
@@ -330,7 +330,7 @@ static void test_call(void **state)
 	for (int i = 0; i < 8; i++)
 		rdma_counters_call(st, d, 5, 1.0, &c);
 	{
-		__u64 v[5] = {10, 5, 3, 1, 100000};
+		__u64 v[5] = { 10, 5, 3, 1, 100000 };
 
 		mk_deltas(cs, d, names, v, 5);
 		rdma_counters_call(st, d, 5, 1.0, &c);
@@ -339,7 +339,7 @@ static void test_call(void **state)
 	}
 	/* both at once */
 	{
-		__u64 v[5] = {500, 5, 50, 0, 100000};
+		__u64 v[5] = { 500, 5, 50, 0, 100000 };
 
 		mk_deltas(cs, d, names, v, 5);
 		rdma_counters_call(st, d, 5, 1.0, &c);
@@ -347,7 +347,7 @@ static void test_call(void **state)
 	}
 	/* traffic counters never make a call */
 	{
-		__u64 v[5] = {0, 0, 0, 0, 99999999};
+		__u64 v[5] = { 0, 0, 0, 0, 99999999 };
 		struct rdma_call_state *fresh = calloc(1, sizeof(*fresh));
 
 		mk_deltas(cs, d, names, v, 5);
@@ -358,7 +358,7 @@ static void test_call(void **state)
 	/* rates, not counts: the same delta over a 10x longer window is quieter */
 	{
 		struct rdma_call_state *s2 = calloc(1, sizeof(*s2));
-		__u64 v[5] = {10, 0, 0, 0, 0};
+		__u64 v[5] = { 10, 0, 0, 0, 0 };
 
 		mk_deltas(cs, d, names, v, 5);
 		rdma_counters_call(s2, d, 5, 1.0, &c);
@@ -386,15 +386,15 @@ static void test_class_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_read_tree),
-	    cmocka_unit_test(test_missing_root_and_devices),
-	    cmocka_unit_test(test_garbage_values_warn),
-	    cmocka_unit_test(test_missing_ethtool_file),
-	    cmocka_unit_test(test_netdev_from_device_net),
-	    cmocka_unit_test(test_ethtool_parse),
-	    cmocka_unit_test(test_delta_and_reset),
-	    cmocka_unit_test(test_call),
-	    cmocka_unit_test(test_class_names),
+		cmocka_unit_test(test_read_tree),
+		cmocka_unit_test(test_missing_root_and_devices),
+		cmocka_unit_test(test_garbage_values_warn),
+		cmocka_unit_test(test_missing_ethtool_file),
+		cmocka_unit_test(test_netdev_from_device_net),
+		cmocka_unit_test(test_ethtool_parse),
+		cmocka_unit_test(test_delta_and_reset),
+		cmocka_unit_test(test_call),
+		cmocka_unit_test(test_class_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

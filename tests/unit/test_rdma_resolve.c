@@ -53,14 +53,14 @@ static void test_spec_offset_needs_role(void **state)
 static void test_spec_bad_input(void **state)
 {
 	static const char *const bad[] = {
-	    "nocolon",
-	    ":sym",
-	    "lib:",
-	    "post_send=lib:0x",
-	    "post_send=lib:0xzz",
-	    "lib:some_function", /* role cannot be inferred */
-	    "lib:bad name",
-	    "lib:srq_post_recv_foo",
+		"nocolon",
+		":sym",
+		"lib:",
+		"post_send=lib:0x",
+		"post_send=lib:0xzz",
+		"lib:some_function", /* role cannot be inferred */
+		"lib:bad name",
+		"lib:srq_post_recv_foo",
 	};
 	struct rdma_probe_spec s;
 
@@ -220,12 +220,12 @@ static void test_versioned_dynsym_against_loader(void **state)
 	assert_non_null(v11);
 	assert_non_null(v10);
 	assert_ptr_not_equal(v11, v10);
-	assert_int_equal(
-	    rdma_addr_to_file(getpid(), (__u64)(uintptr_t)v11, mapped, sizeof(mapped), &v11_off),
-	    0);
-	assert_int_equal(
-	    rdma_addr_to_file(getpid(), (__u64)(uintptr_t)v10, mapped, sizeof(mapped), &v10_off),
-	    0);
+	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)v11, mapped, sizeof(mapped),
+					   &v11_off),
+			 0);
+	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)v10, mapped, sizeof(mapped),
+					   &v10_off),
+			 0);
 	assert_int_equal(elf_find_function(lib, "ibv_open_device", &off, &from_symtab), 0);
 	assert_false(from_symtab); /* stripped: answered by .dynsym */
 	assert_int_equal(off, v11_off);
@@ -238,7 +238,7 @@ static void test_versioned_dynsym_against_loader(void **state)
 	/* the mapped library is found by name among this process's mappings */
 	assert_int_equal(rdma_find_library(getpid(), "libttstandin.so", mapped, sizeof(mapped)), 0);
 	assert_int_equal(
-	    rdma_find_exported(getpid(), "ttsi_plan", NULL, mapped, sizeof(mapped), &off), 0);
+		rdma_find_exported(getpid(), "ttsi_plan", NULL, mapped, sizeof(mapped), &off), 0);
 	assert_non_null(strstr(mapped, "libttstandin.so"));
 	dlclose(h);
 }
@@ -246,16 +246,16 @@ static void test_versioned_dynsym_against_loader(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_spec_symbol_role_inferred),
-	    cmocka_unit_test(test_spec_offset_needs_role),
-	    cmocka_unit_test(test_spec_bad_input),
-	    cmocka_unit_test(test_spec_equals_in_path),
-	    cmocka_unit_test(test_fn_names),
-	    cmocka_unit_test(test_maps_parse),
-	    cmocka_unit_test(test_maps_find),
-	    cmocka_unit_test(test_self_symbol_matches_mapping),
-	    cmocka_unit_test(test_not_elf_and_missing),
-	    cmocka_unit_test(test_versioned_dynsym_against_loader),
+		cmocka_unit_test(test_spec_symbol_role_inferred),
+		cmocka_unit_test(test_spec_offset_needs_role),
+		cmocka_unit_test(test_spec_bad_input),
+		cmocka_unit_test(test_spec_equals_in_path),
+		cmocka_unit_test(test_fn_names),
+		cmocka_unit_test(test_maps_parse),
+		cmocka_unit_test(test_maps_find),
+		cmocka_unit_test(test_self_symbol_matches_mapping),
+		cmocka_unit_test(test_not_elf_and_missing),
+		cmocka_unit_test(test_versioned_dynsym_against_loader),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -327,8 +327,7 @@ static void test_foreign_and_future_files(void **state)
 	const char *text = "# TYPE foo counter\nfoo_total 1\n";
 
 	(void)state;
-	assert_int_equal(rec_decode(text, strlen(text), "foo.txt", NULL, NULL, NULL, &d),
-			 -ENOTSUP);
+	assert_int_equal(rec_decode(text, strlen(text), "foo.txt", NULL, NULL, NULL, &d), -ENOTSUP);
 	assert_non_null(strstr(d.msg, "foo.txt"));
 	header_for_test(&h);
 	assert_int_equal(rec_header_encode(&b, &h), 0);

@@ -11,7 +11,7 @@
 
 #define RING (4u << 20)
 #define STEP (RING / 4)
-#define REC REQ_RECORD_BYTES
+#define REC  REQ_RECORD_BYTES
 
 /* Events written into a ring holding `unread` bytes until it is full: the wakeups. */
 static unsigned int fill(__u64 *unread, __u64 step, unsigned int *events)
@@ -43,10 +43,10 @@ static void test_once_per_quarter(void **state)
 static void test_the_crossing_event_wakes(void **state)
 {
 	(void)state;
-	assert_false(ring_wake_due(STEP - REC - 8, REC, STEP));	/* ends short of it */
-	assert_true(ring_wake_due(STEP - REC, REC, STEP));	/* ends exactly at it */
-	assert_true(ring_wake_due(STEP - REC + 8, REC, STEP));	/* goes past it */
-	assert_false(ring_wake_due(STEP, REC, STEP));		/* already at it */
+	assert_false(ring_wake_due(STEP - REC - 8, REC, STEP)); /* ends short of it */
+	assert_true(ring_wake_due(STEP - REC, REC, STEP));      /* ends exactly at it */
+	assert_true(ring_wake_due(STEP - REC + 8, REC, STEP));  /* goes past it */
+	assert_false(ring_wake_due(STEP, REC, STEP));           /* already at it */
 	assert_false(ring_wake_due(STEP + 8 * REC, REC, STEP));
 	assert_true(ring_wake_due(2 * STEP - 1, REC, STEP));
 	assert_false(ring_wake_due(0, REC, STEP));

@@ -14,14 +14,17 @@
 #include <sys/resource.h>
 #include "collect/self_prio.h"
 
-#define MS 1000000ULL
+#define MS   1000000ULL
 #define RING (4ULL << 20)
 
 static struct self_prio_sample at(__u64 now_ms, __u64 backlog, __u64 waited_ms)
 {
 	struct self_prio_sample x = {
-		.now_ns = now_ms * MS, .backlog = backlog, .ring_size = RING,
-		.waited_ns = waited_ms * MS, .period_ns = 50 * MS,
+		.now_ns = now_ms * MS,
+		.backlog = backlog,
+		.ring_size = RING,
+		.waited_ns = waited_ms * MS,
+		.period_ns = 50 * MS,
 	};
 	return x;
 }

@@ -15,17 +15,20 @@
 /* The tracepoints kernel_caps_probe() looks for: a stage needing one outside this list
  * could never be available on any kernel, which the all-available test would show. */
 static const char *const all_tps[] = {
-	"tcp:tcp_sendmsg_locked", "tcp:tcp_probe", "tcp:tcp_retransmit_skb",
-	"sock:sock_send_length", "sock:sock_recv_length", "sock:sk_data_ready",
-	"sock:inet_sock_set_state", "qdisc:qdisc_enqueue", "qdisc:qdisc_dequeue",
-	"net:net_dev_queue", "net:net_dev_start_xmit", "net:net_dev_xmit",
-	"net:netif_receive_skb", "skb:kfree_skb", "sched:sched_switch", "sched:sched_wakeup",
+	"tcp:tcp_sendmsg_locked",   "tcp:tcp_probe",
+	"tcp:tcp_retransmit_skb",   "sock:sock_send_length",
+	"sock:sock_recv_length",    "sock:sk_data_ready",
+	"sock:inet_sock_set_state", "qdisc:qdisc_enqueue",
+	"qdisc:qdisc_dequeue",      "net:net_dev_queue",
+	"net:net_dev_start_xmit",   "net:net_dev_xmit",
+	"net:netif_receive_skb",    "skb:kfree_skb",
+	"sched:sched_switch",       "sched:sched_wakeup",
 	"sched:sched_process_exit",
 };
 #define NTPS ((int)(sizeof(all_tps) / sizeof(all_tps[0])))
 
 static const enum tt_stage tcp_stages[] = {
-	STAGE_TX_SENDQ, STAGE_TX_QDISC, STAGE_TX_NIC, STAGE_TX_ACK,
+	STAGE_TX_SENDQ, STAGE_TX_QDISC, STAGE_TX_NIC,  STAGE_TX_ACK,
 	STAGE_RX_STACK, STAGE_RX_SOCKQ, STAGE_TCP_RTT, STAGE_TCP_RETRANS,
 };
 #define NTCP ((int)(sizeof(tcp_stages) / sizeof(tcp_stages[0])))
@@ -229,8 +232,9 @@ static void test_uprobe_missing(void **state)
 /* Kinds no stage feed depends on (the collector picks among them) change nothing. */
 static void test_other_kinds_irrelevant(void **state)
 {
-	static const enum probe_kind others[] = { PK_RAW_TP, PK_TRACEPOINT, PK_KPROBE,
-						  PK_FENTRY, PK_SOCKOPS_TSTAMP, PK_TC, PK_XDP };
+	static const enum probe_kind others[] = { PK_RAW_TP, PK_TRACEPOINT,     PK_KPROBE,
+						  PK_FENTRY, PK_SOCKOPS_TSTAMP, PK_TC,
+						  PK_XDP };
 
 	(void)state;
 	caps_all(&caps);

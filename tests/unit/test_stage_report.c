@@ -28,10 +28,10 @@ static bool jv_is(const struct jv *v, enum jt t)
 
 /* ---- a synthetic snapshot whose samples are known ---- */
 
-#define US 1000ULL
-#define MS 1000000ULL
+#define US    1000ULL
+#define MS    1000000ULL
 #define NETNS 4026532001u
-#define MAXS 4000
+#define MAXS  4000
 
 struct series {
 	struct hist_key key;
@@ -115,7 +115,8 @@ static int setup(void **state)
 	s = series_add(STAGE_TCP_RTT, GROUP_PORT, "tcp.rtt", "split", "port 7000", NULL);
 	s->key.id = 7000;
 	for (s->n = 0; s->n < MAXS; s->n++)
-		s->v[s->n] = (__u64)exp(log(200.0 * US) + 0.8 * ((double)(rnd() % 2000) / 1000 - 1));
+		s->v[s->n] =
+			(__u64)exp(log(200.0 * US) + 0.8 * ((double)(rnd() % 2000) / 1000 - 1));
 	series_commit(s);
 
 	/* rx.stack by remote address, v4 and v6, through a device */
@@ -128,8 +129,8 @@ static int setup(void **state)
 	for (s->n = 0; s->n < 1; s->n++)
 		s->v[s->n] = 12 * US;
 	series_commit(s);
-	s = series_add(STAGE_RX_STACK, GROUP_RADDR, "rx.stack", "transport",
-		       "raddr 2001:db8::1", "dev eth0");
+	s = series_add(STAGE_RX_STACK, GROUP_RADDR, "rx.stack", "transport", "raddr 2001:db8::1",
+		       "dev eth0");
 	s->key.family = 10; /* AF_INET6 as the kernel numbers it */
 	s->key.ifindex = 3;
 	s->key.netns = NETNS;
@@ -266,9 +267,9 @@ static void check_near(const struct jv *st, const char *key, __u64 exact_ns, con
 /* Every figure of one stage entry against its samples. */
 static void check_entry(const struct jv *st, const struct series *s)
 {
-	static const char *const keys[] = { "name", "class", "group", "place", "count",
-					    "mean_us", "p50_us", "p90_us", "p99_us",
-					    "p999_us", "max_us", "buckets" };
+	static const char *const keys[] = { "name",   "class",   "group",  "place",
+					    "count",  "mean_us", "p50_us", "p90_us",
+					    "p99_us", "p999_us", "max_us", "buckets" };
 	__u64 sorted[MAXS], total = 0, prev_hi = 0;
 	long double sum = 0;
 	const struct jv *b;
@@ -333,7 +334,7 @@ static void check_entry(const struct jv *st, const struct series *s)
 
 static void test_json_stages_against_samples(void **state)
 {
-	static const int all[] = { STAGE_TX_QDISC, STAGE_TCP_RTT, STAGE_RX_STACK,
+	static const int all[] = { STAGE_TX_QDISC,    STAGE_TCP_RTT,    STAGE_RX_STACK,
 				   STAGE_TCP_RETRANS, STAGE_SCHED_RUNQ, STAGE_REQ_LATENCY };
 	struct stage_report_opts ro = { .stages = all, .nstages = 6, .duration_s = 12.5 };
 	struct jv *v = render_json(&ro, NULL), *stages;
@@ -358,7 +359,7 @@ static void test_json_stages_against_samples(void **state)
 			fail_msg("unexpected entry %s group \"%s\" place %s",
 				 jv_get(st, "name")->text, jv_get(st, "group")->text,
 				 jv_is(jv_get(st, "place"), J_STR) ? jv_get(st, "place")->text
-								    : "null");
+								   : "null");
 		assert_false(seen[s - ser]);
 		seen[s - ser] = true;
 		check_entry(st, s);
@@ -389,13 +390,27 @@ static void test_json_counters(void **state)
 {
 	struct stage_report_opts ro = { 0 };
 	struct jv *v = render_json(&ro, NULL), *c, *dr;
-	static const struct { const char *key; double want; } want[] = {
-		{ "retransmits", 11 }, { "retransmits_timeout", 4 }, { "retransmits_fast", 5 },
-		{ "retransmits_tlp", 1 }, { "retransmits_other", 1 },
-		{ "retransmits_untimed", 2 }, { "drops", 6 }, { "ecn_ce", 8 },
-		{ "qdisc_packets", 1000 }, { "qdisc_drops", 3 }, { "evicted", 13 },
-		{ "lost", 17 }, { "unmatched_stamps", 19 }, { "failed_updates", 15 },
-		{ "slow_requests_cut", 23 }, { "sends_untimed", 29 }, { "retransmits_unseen", 3 },
+	static const struct {
+		const char *key;
+		double want;
+	} want[] = {
+		{ "retransmits", 11 },
+		{ "retransmits_timeout", 4 },
+		{ "retransmits_fast", 5 },
+		{ "retransmits_tlp", 1 },
+		{ "retransmits_other", 1 },
+		{ "retransmits_untimed", 2 },
+		{ "drops", 6 },
+		{ "ecn_ce", 8 },
+		{ "qdisc_packets", 1000 },
+		{ "qdisc_drops", 3 },
+		{ "evicted", 13 },
+		{ "lost", 17 },
+		{ "unmatched_stamps", 19 },
+		{ "failed_updates", 15 },
+		{ "slow_requests_cut", 23 },
+		{ "sends_untimed", 29 },
+		{ "retransmits_unseen", 3 },
 		{ "closes_unseen", 31 },
 	};
 	char name[64];
@@ -458,9 +473,9 @@ static void test_selection(void **state)
 	}
 	jv_free(v);
 	for (int s = 0; s < STAGE__MAX; s++)
-		assert_int_equal(stage_report_selected(NULL, s),
-				 s <= STAGE_TCP_RETRANS || s == STAGE_RDMA_WR ||
-					 s == STAGE_RDMA_CQ_EVENT);
+		assert_int_equal(stage_report_selected(NULL, s), s <= STAGE_TCP_RETRANS ||
+									 s == STAGE_RDMA_WR ||
+									 s == STAGE_RDMA_CQ_EVENT);
 }
 
 static void test_empty_snapshot(void **state)
@@ -565,7 +580,8 @@ static void test_text(void **state)
 
 	(void)state;
 	assert_true(!strncmp(t, "STAGE", 5));
-	for (char *line = t; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+	for (char *line = t; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL)
 		if (!strncmp(line, "tx.qdisc ", 9) || !strncmp(line, "tcp.rtt ", 8) ||
 		    !strncmp(line, "tcp.retrans ", 12))
 			rows++;
@@ -576,8 +592,9 @@ static void test_text(void **state)
 	assert_null(strstr(t, "rx.stack"));
 	/* the chart shows the overflow row */
 	assert_non_null(strstr(t, "-> inf"));
-	assert_non_null(strstr(t, "retransmits 11 (timeout 4, fast 5, tlp 1, other 1, syn-ack 0, untimed 2, "
-				  "unseen 3)"));
+	assert_non_null(strstr(
+		t, "retransmits 11 (timeout 4, fast 5, tlp 1, other 1, syn-ack 0, untimed 2, "
+		   "unseen 3)"));
 	assert_non_null(strstr(t, "evicted 13  lost events 17  unmatched stamps 19  "
 				  "failed updates 15  slow requests cut 23  untimed sends 29  "
 				  "unseen closes 31"));

@@ -75,21 +75,29 @@ static void test_by_name_round_trip(void **state)
 	assert_int_equal(stage_by_name("tx.qdisc.x"), -ENOENT);
 	assert_int_equal(stage_by_name("app.other"), -ENOENT); /* an attribution part */
 	assert_null(stage_info(STAGE__MAX));
-	assert_null(stage_info((enum tt_stage)-1));
+	assert_null(stage_info((enum tt_stage) - 1));
 }
 
 /* docs/attribution.md: which class each stage's time counts towards. */
 static void test_classes(void **state)
 {
-	static const struct { const char *name; enum tt_class c; } want[] = {
-		{ "sched.oncpu", CLASS_COMPUTE }, { "sched.runq", CLASS_COMPUTE },
-		{ "sched.offcpu", CLASS_COMPUTE }, { "gpu.wait", CLASS_COMPUTE },
+	static const struct {
+		const char *name;
+		enum tt_class c;
+	} want[] = {
+		{ "sched.oncpu", CLASS_COMPUTE },
+		{ "sched.runq", CLASS_COMPUTE },
+		{ "sched.offcpu", CLASS_COMPUTE },
+		{ "gpu.wait", CLASS_COMPUTE },
 		{ "rx.sockq", CLASS_COMPUTE },
-		{ "rx.stack", CLASS_TRANSPORT }, { "tx.nic", CLASS_TRANSPORT },
-		{ "tx.qdisc", CLASS_CONGESTION }, { "tx.sendq", CLASS_CONGESTION },
+		{ "rx.stack", CLASS_TRANSPORT },
+		{ "tx.nic", CLASS_TRANSPORT },
+		{ "tx.qdisc", CLASS_CONGESTION },
+		{ "tx.sendq", CLASS_CONGESTION },
 		/* base part transport, inflation above the minimum congestion */
 		{ "tcp.rtt", CLASS_SPLIT },
-		{ "req.latency", CLASS_REQUEST }, { "req.ttft", CLASS_REQUEST },
+		{ "req.latency", CLASS_REQUEST },
+		{ "req.ttft", CLASS_REQUEST },
 		{ "req.gap", CLASS_REQUEST },
 	};
 	int seen = 0;
@@ -179,8 +187,8 @@ static void test_docs_stages_table(void **state)
 
 			snprintf(quoted, sizeof(quoted), "`%s`", si->tps[t]);
 			if (!strstr(line, quoted))
-				fail_msg("docs/stages.md: the %s row does not name tracepoint %s", name,
-					 si->tps[t]);
+				fail_msg("docs/stages.md: the %s row does not name tracepoint %s",
+					 name, si->tps[t]);
 		}
 		*strrchr(line, '|') = 0;
 		last = strrchr(line, '|') + 1;
@@ -256,13 +264,13 @@ static void test_class_names(void **state)
 	assert_string_equal(class_name(CLASS_SPLIT), "split");
 	assert_string_equal(class_name(CLASS_REQUEST), "request");
 	assert_string_equal(class_name(CLASS__MAX), "?");
-	assert_string_equal(class_name((enum tt_class)-1), "?");
+	assert_string_equal(class_name((enum tt_class) - 1), "?");
 }
 
 static void test_group_by(void **state)
 {
 	static const char *const names[GROUP__MAX] = {
-		[GROUP_NONE] = "none", [GROUP_PORT] = "port", [GROUP_RADDR] = "raddr",
+		[GROUP_NONE] = "none", [GROUP_PORT] = "port",     [GROUP_RADDR] = "raddr",
 		[GROUP_COMM] = "comm", [GROUP_CGROUP] = "cgroup",
 	};
 

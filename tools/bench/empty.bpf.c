@@ -31,16 +31,16 @@ static __always_inline int keep_time(void)
 	return 0;
 }
 #else
-#define PROG(name) e_##name
+#define PROG(name)  e_##name
 #define keep_time() 0
 #endif
 
 /* timed: the clock build reads the clock on this hook */
-#define BASELINE_TP(hook, name, timed)                                                      \
-	SEC("tp_btf/" #hook)                                                                \
-	int PROG(name)(void *ctx)                                                           \
-	{                                                                                   \
-		return (timed) ? keep_time() : 0;                                           \
+#define BASELINE_TP(hook, name, timed)                                                             \
+	SEC("tp_btf/" #hook)                                                                       \
+	int PROG(name)(void *ctx)                                                                  \
+	{                                                                                          \
+		return (timed) ? keep_time() : 0;                                                  \
 	}
 
 BASELINE_TP(tcp_sendmsg_locked, tcp_sendmsg, 1)

@@ -55,7 +55,8 @@ int main(int argc, char **argv)
 	if (argi < argc && !strcmp(argv[argi], "-s")) {
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (stats_fd < 0) {
-			fprintf(stderr, "empty_attach: BPF_ENABLE_STATS: %s\n", strerror(-stats_fd));
+			fprintf(stderr, "empty_attach: BPF_ENABLE_STATS: %s\n",
+				strerror(-stats_fd));
 			return 1;
 		}
 		argi++;
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "empty_attach: load %s: %s\n", path, strerror(errno));
 			goto cleanup;
 		}
-		bpf_object__for_each_program(p, obj) {
+		bpf_object__for_each_program (p, obj) {
 			struct bpf_link *l;
 
 			if (bpf_program__type(p) == BPF_PROG_TYPE_SOCK_OPS) {

@@ -38,7 +38,7 @@ struct cfg {
 struct conn {
 	int fd;
 	int done_reqs;
-	int want;	/* bytes still to read of the current response / request */
+	int want; /* bytes still to read of the current response / request */
 	bool sent;
 };
 
@@ -88,7 +88,8 @@ static int src_addr(const struct cfg *c, long i, struct sockaddr_storage *ss, so
 	if (ss->ss_family == AF_INET) {
 		struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
 
-		a4->sin_addr.s_addr = htonl(ntohl(a4->sin_addr.s_addr) + (unsigned)(i % c->src_count));
+		a4->sin_addr.s_addr =
+			htonl(ntohl(a4->sin_addr.s_addr) + (unsigned)(i % c->src_count));
 	} else {
 		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
 		unsigned v = (a6->sin6_addr.s6_addr[14] << 8 | a6->sin6_addr.s6_addr[15]) +
@@ -291,8 +292,8 @@ static int run_forking(const struct cfg *c)
 	int running = 0, st;
 
 	for (;;) {
-		while (!stopping && running < c->parallel && (c->conns == 0 || started < c->conns) &&
-		       !(end && now_s() > end)) {
+		while (!stopping && running < c->parallel &&
+		       (c->conns == 0 || started < c->conns) && !(end && now_s() > end)) {
 			pid_t p = fork();
 
 			if (p == 0)
@@ -328,7 +329,7 @@ static int run_server(const struct cfg *c)
 	struct epoll_event ev, evs[256];
 	char buf[MAX_BUF];
 	int ep = epoll_create1(0), one = 1;
-	int *want = calloc(1 << 20, sizeof(int));	/* per fd: request bytes still due */
+	int *want = calloc(1 << 20, sizeof(int)); /* per fd: request bytes still due */
 	double end = c->duration_s > 0 ? now_s() + c->duration_s : 0;
 	long accepted = 0;
 
@@ -367,7 +368,8 @@ static int run_server(const struct cfg *c)
 						close(cfd);
 						continue;
 					}
-					setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+					setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one,
+						   sizeof(one));
 					want[cfd] = c->req_bytes;
 					ev.events = EPOLLIN;
 					ev.data.u64 = (unsigned)cfd;
@@ -409,10 +411,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: churn server --listen ADDR --port P [--nports N] [--req B] [--resp B]\n"
 		"                    [--duration S]\n"
-		"       churn client --connect ADDR --port P [--nports N] [--conns N] [--parallel C]\n"
-		"                    [--reqs R] [--req B] [--resp B] [--src-base IP --src-count K]\n"
+		"       churn client --connect ADDR --port P [--nports N] [--conns N] [--parallel "
+		"C]\n"
+		"                    [--reqs R] [--req B] [--resp B] [--src-base IP --src-count "
+		"K]\n"
 		"                    [--fork] [--hold S] [--duration S]\n"
-		"Client connections i = 0.. go to port P + i %% N from source base + i %% K; --fork\n"
+		"Client connections i = 0.. go to port P + i %% N from source base + i %% K; "
+		"--fork\n"
 		"runs each connection in its own process; --hold keeps all C connections open S\n"
 		"seconds. --conns 0 (default with --duration) means until the duration ends.\n");
 }
@@ -420,14 +425,22 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "listen", 1, NULL, 'l' }, { "connect", 1, NULL, 'c' }, { "port", 1, NULL, 'p' },
-		{ "nports", 1, NULL, 'N' }, { "conns", 1, NULL, 'n' }, { "parallel", 1, NULL, 'P' },
-		{ "reqs", 1, NULL, 'r' }, { "req", 1, NULL, 'q' }, { "resp", 1, NULL, 's' },
-		{ "src-base", 1, NULL, 'b' }, { "src-count", 1, NULL, 'k' }, { "fork", 0, NULL, 'f' },
-		{ "hold", 1, NULL, 'H' }, { "duration", 1, NULL, 'd' }, { "help", 0, NULL, 'h' },
-		{ 0 } };
-	struct cfg c = { .port = 0, .nports = 1, .parallel = 32, .reqs = 1, .req_bytes = 64,
-			 .resp_bytes = 256, .src_count = 1 };
+		{ "listen", 1, NULL, 'l' },    { "connect", 1, NULL, 'c' },
+		{ "port", 1, NULL, 'p' },      { "nports", 1, NULL, 'N' },
+		{ "conns", 1, NULL, 'n' },     { "parallel", 1, NULL, 'P' },
+		{ "reqs", 1, NULL, 'r' },      { "req", 1, NULL, 'q' },
+		{ "resp", 1, NULL, 's' },      { "src-base", 1, NULL, 'b' },
+		{ "src-count", 1, NULL, 'k' }, { "fork", 0, NULL, 'f' },
+		{ "hold", 1, NULL, 'H' },      { "duration", 1, NULL, 'd' },
+		{ "help", 0, NULL, 'h' },      { 0 }
+	};
+	struct cfg c = { .port = 0,
+			 .nports = 1,
+			 .parallel = 32,
+			 .reqs = 1,
+			 .req_bytes = 64,
+			 .resp_bytes = 256,
+			 .src_count = 1 };
 	struct sigaction sa = { .sa_handler = on_stop };
 	struct rlimit rl;
 	const char *mode;
@@ -441,21 +454,52 @@ int main(int argc, char **argv)
 	optind = 2;
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (o) {
-		case 'l': case 'c': c.addr = optarg; break;
-		case 'p': c.port = atoi(optarg); break;
-		case 'N': c.nports = atoi(optarg); break;
-		case 'n': c.conns = atol(optarg); break;
-		case 'P': c.parallel = atoi(optarg); break;
-		case 'r': c.reqs = atoi(optarg); break;
-		case 'q': c.req_bytes = atoi(optarg); break;
-		case 's': c.resp_bytes = atoi(optarg); break;
-		case 'b': c.src_base = optarg; break;
-		case 'k': c.src_count = atoi(optarg); break;
-		case 'f': c.fork_each = true; break;
-		case 'H': c.hold_s = atof(optarg); break;
-		case 'd': c.duration_s = atof(optarg); break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'l':
+		case 'c':
+			c.addr = optarg;
+			break;
+		case 'p':
+			c.port = atoi(optarg);
+			break;
+		case 'N':
+			c.nports = atoi(optarg);
+			break;
+		case 'n':
+			c.conns = atol(optarg);
+			break;
+		case 'P':
+			c.parallel = atoi(optarg);
+			break;
+		case 'r':
+			c.reqs = atoi(optarg);
+			break;
+		case 'q':
+			c.req_bytes = atoi(optarg);
+			break;
+		case 's':
+			c.resp_bytes = atoi(optarg);
+			break;
+		case 'b':
+			c.src_base = optarg;
+			break;
+		case 'k':
+			c.src_count = atoi(optarg);
+			break;
+		case 'f':
+			c.fork_each = true;
+			break;
+		case 'H':
+			c.hold_s = atof(optarg);
+			break;
+		case 'd':
+			c.duration_s = atof(optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (!c.addr || c.port < 1 || c.nports < 1 || c.port + c.nports > 65536 || c.parallel < 1 ||

@@ -33,7 +33,7 @@ struct cli_opts {
 struct sample {
 	uint64_t id;
 	uint64_t sched, send, total, ttft, maxgap; /* ns; sched/send relative to t_start */
-	uint64_t server, compute, cpu;            /* from the server; UINT64_MAX: unknown */
+	uint64_t server, compute, cpu;             /* from the server; UINT64_MAX: unknown */
 	uint32_t conn, tokens;
 };
 
@@ -78,14 +78,17 @@ static int connect_one(int idx)
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &O.rcvbuf, sizeof(O.rcvbuf));
 		if (O.nodelay)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (O.cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, O.cc, (socklen_t)strlen(O.cc)))
-			fprintf(stderr, "loadgen client: TCP_CONGESTION %s: %s\n", O.cc, strerror(errno));
+		if (O.cc &&
+		    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, O.cc, (socklen_t)strlen(O.cc)))
+			fprintf(stderr, "loadgen client: TCP_CONGESTION %s: %s\n", O.cc,
+				strerror(errno));
 		if (connect(fd, (struct sockaddr *)&ss, len) == 0)
 			return fd;
 		close(fd);
 		sleep_ns(100000000ull);
 	}
-	fprintf(stderr, "loadgen client: connect %s port %d: %s\n", O.connect, port, strerror(errno));
+	fprintf(stderr, "loadgen client: connect %s port %d: %s\n", O.connect, port,
+		strerror(errno));
 	return -1;
 }
 
@@ -128,8 +131,11 @@ static int br_read(struct worker *w, void *dst, size_t n)
 static int send_req(struct worker *w, uint16_t type, uint64_t id, uint32_t req_bytes)
 {
 	struct lg_req r = {
-		.magic = htole32(LG_REQ_MAGIC), .version = htole16(LG_VERSION), .type = htole16(type),
-		.id = htole64(id), .req_bytes = htole32(req_bytes),
+		.magic = htole32(LG_REQ_MAGIC),
+		.version = htole16(LG_VERSION),
+		.type = htole16(type),
+		.id = htole64(id),
+		.req_bytes = htole32(req_bytes),
 		.resp_bytes = htole32(type == LG_T_STREAM ? O.token_bytes : O.resp_bytes),
 		.tokens = htole32(O.tokens),
 	};
@@ -218,8 +224,11 @@ static int push_sample(struct worker *w, const struct sample *s)
 /* one request/response; 0 ok, -1 connection error */
 static int do_request(struct worker *w, long long idx, uint64_t sched)
 {
-	struct sample s = { .id = (uint64_t)idx, .conn = (uint32_t)w->idx, .server = UINT64_MAX,
-			    .compute = UINT64_MAX, .cpu = UINT64_MAX };
+	struct sample s = { .id = (uint64_t)idx,
+			    .conn = (uint32_t)w->idx,
+			    .server = UINT64_MAX,
+			    .compute = UINT64_MAX,
+			    .cpu = UINT64_MAX };
 	bool rec = idx >= O.warmup;
 	uint64_t gaps_local[1];
 	(void)gaps_local;
@@ -345,12 +354,15 @@ static int cmp_sample(const void *a, const void *b)
 static void client_usage(void)
 {
 	fprintf(stderr,
-"usage: loadgen client --connect ADDR [--port P | --ports P1,P2] [--conns N]\n"
-"  [--mode unary|stream|bulk] [--rate RPS (open loop, Poisson) | --concurrency C (closed)]\n"
-"  [--requests N] [--duration S] [--warmup N] [--req-bytes S] [--resp-bytes R]\n"
-"  [--tokens N] [--token-bytes B] [--read-delay-us D] [--read-chunk B] [--rcvbuf B]\n"
-"  [--json FILE] [--samples FILE] [--name COMM] [--seed N] [--cc ALGO] [--nodelay 0|1]\n"
-"  [--drain S] [--timeout S]\n");
+		"usage: loadgen client --connect ADDR [--port P | --ports P1,P2] [--conns N]\n"
+		"  [--mode unary|stream|bulk] [--rate RPS (open loop, Poisson) | --concurrency C "
+		"(closed)]\n"
+		"  [--requests N] [--duration S] [--warmup N] [--req-bytes S] [--resp-bytes R]\n"
+		"  [--tokens N] [--token-bytes B] [--read-delay-us D] [--read-chunk B] [--rcvbuf "
+		"B]\n"
+		"  [--json FILE] [--samples FILE] [--name COMM] [--seed N] [--cc ALGO] [--nodelay "
+		"0|1]\n"
+		"  [--drain S] [--timeout S]\n");
 }
 
 static void stats_of(struct sample *all, size_t n, size_t off, struct u64vec *out)
@@ -366,16 +378,33 @@ static void stats_of(struct sample *all, size_t n, size_t off, struct u64vec *ou
 static int client_parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "connect", 1, 0, 'a' }, { "port", 1, 0, 'p' }, { "ports", 1, 0, 'P' },
-		{ "conns", 1, 0, 'c' }, { "concurrency", 1, 0, 'C' }, { "mode", 1, 0, 'm' },
-		{ "rate", 1, 0, 'r' }, { "requests", 1, 0, 'n' }, { "duration", 1, 0, 'd' },
-		{ "warmup", 1, 0, 'w' }, { "req-bytes", 1, 0, 'q' }, { "resp-bytes", 1, 0, 'R' },
-		{ "tokens", 1, 0, 't' }, { "token-bytes", 1, 0, 'T' },
-		{ "read-delay-us", 1, 0, 'D' }, { "read-chunk", 1, 0, 'k' },
-		{ "rcvbuf", 1, 0, 'b' }, { "json", 1, 0, 'j' }, { "samples", 1, 0, 's' },
-		{ "name", 1, 0, 'N' }, { "seed", 1, 0, 'e' }, { "cc", 1, 0, 'g' },
-		{ "nodelay", 1, 0, 'y' }, { "drain", 1, 0, 'x' }, { "timeout", 1, 0, 'o' },
-		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "connect", 1, 0, 'a' },
+		{ "port", 1, 0, 'p' },
+		{ "ports", 1, 0, 'P' },
+		{ "conns", 1, 0, 'c' },
+		{ "concurrency", 1, 0, 'C' },
+		{ "mode", 1, 0, 'm' },
+		{ "rate", 1, 0, 'r' },
+		{ "requests", 1, 0, 'n' },
+		{ "duration", 1, 0, 'd' },
+		{ "warmup", 1, 0, 'w' },
+		{ "req-bytes", 1, 0, 'q' },
+		{ "resp-bytes", 1, 0, 'R' },
+		{ "tokens", 1, 0, 't' },
+		{ "token-bytes", 1, 0, 'T' },
+		{ "read-delay-us", 1, 0, 'D' },
+		{ "read-chunk", 1, 0, 'k' },
+		{ "rcvbuf", 1, 0, 'b' },
+		{ "json", 1, 0, 'j' },
+		{ "samples", 1, 0, 's' },
+		{ "name", 1, 0, 'N' },
+		{ "seed", 1, 0, 'e' },
+		{ "cc", 1, 0, 'g' },
+		{ "nodelay", 1, 0, 'y' },
+		{ "drain", 1, 0, 'x' },
+		{ "timeout", 1, 0, 'o' },
+		{ "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	O.mode = "unary";
 	O.type = LG_T_UNARY;
@@ -392,15 +421,24 @@ static int client_parse(int argc, char **argv)
 	long long v;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'a': O.connect = optarg; break;
-		case 'p': O.ports[0] = atoi(optarg); O.nports = 1; break;
+		case 'a':
+			O.connect = optarg;
+			break;
+		case 'p':
+			O.ports[0] = atoi(optarg);
+			O.nports = 1;
+			break;
 		case 'P':
 			O.nports = parse_ports(optarg, O.ports, LG_MAX_PORTS);
 			if (O.nports <= 0)
 				goto bad;
 			break;
-		case 'c': O.conns = atoi(optarg); break;
-		case 'C': O.concurrency = atoi(optarg); break;
+		case 'c':
+			O.conns = atoi(optarg);
+			break;
+		case 'C':
+			O.concurrency = atoi(optarg);
+			break;
 		case 'm':
 			O.mode = optarg;
 			if (!strcmp(optarg, "unary"))
@@ -412,31 +450,70 @@ static int client_parse(int argc, char **argv)
 			else
 				goto bad;
 			break;
-		case 'r': O.rate = atof(optarg); break;
-		case 'n': O.requests = atoll(optarg); break;
-		case 'd': O.duration = atof(optarg); break;
-		case 'w': O.warmup = atoll(optarg); break;
-		case 'q': case 'R': case 'T': case 'b': case 'k':
+		case 'r':
+			O.rate = atof(optarg);
+			break;
+		case 'n':
+			O.requests = atoll(optarg);
+			break;
+		case 'd':
+			O.duration = atof(optarg);
+			break;
+		case 'w':
+			O.warmup = atoll(optarg);
+			break;
+		case 'q':
+		case 'R':
+		case 'T':
+		case 'b':
+		case 'k':
 			v = parse_size(optarg);
 			if (v < 0 || v > 0x7fffffff)
 				goto bad;
-			if (opt == 'q') O.req_bytes = (uint32_t)v;
-			if (opt == 'R') O.resp_bytes = (uint32_t)v;
-			if (opt == 'T') O.token_bytes = (uint32_t)v;
-			if (opt == 'b') O.rcvbuf = (int)v;
-			if (opt == 'k') O.read_chunk = (int)v;
+			if (opt == 'q')
+				O.req_bytes = (uint32_t)v;
+			if (opt == 'R')
+				O.resp_bytes = (uint32_t)v;
+			if (opt == 'T')
+				O.token_bytes = (uint32_t)v;
+			if (opt == 'b')
+				O.rcvbuf = (int)v;
+			if (opt == 'k')
+				O.read_chunk = (int)v;
 			break;
-		case 't': O.tokens = (uint32_t)atoi(optarg); break;
-		case 'D': O.read_delay_ns = (uint64_t)(atof(optarg) * 1000.0); break;
-		case 'j': O.json = optarg; break;
-		case 's': O.samples = optarg; break;
-		case 'N': O.name = optarg; break;
-		case 'e': O.seed = strtoull(optarg, NULL, 0); break;
-		case 'g': O.cc = optarg; break;
-		case 'y': O.nodelay = atoi(optarg); break;
-		case 'x': O.drain = atof(optarg); break;
-		case 'o': O.timeout = atof(optarg); break;
-		case 'h': client_usage(); return 0;
+		case 't':
+			O.tokens = (uint32_t)atoi(optarg);
+			break;
+		case 'D':
+			O.read_delay_ns = (uint64_t)(atof(optarg) * 1000.0);
+			break;
+		case 'j':
+			O.json = optarg;
+			break;
+		case 's':
+			O.samples = optarg;
+			break;
+		case 'N':
+			O.name = optarg;
+			break;
+		case 'e':
+			O.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'g':
+			O.cc = optarg;
+			break;
+		case 'y':
+			O.nodelay = atoi(optarg);
+			break;
+		case 'x':
+			O.drain = atof(optarg);
+			break;
+		case 'o':
+			O.timeout = atof(optarg);
+			break;
+		case 'h':
+			client_usage();
+			return 0;
 		default:
 		bad:
 			client_usage();
@@ -609,8 +686,9 @@ static void write_summary(FILE *f, struct client_result *r)
 		n, O.warmup, (unsigned long long)errors, (unsigned long long)incomplete);
 	fprintf(f, "\"duration_s\": %.6f, \"rate_rps\": %.3f, ", dur,
 		dur > 0 ? (double)n / dur : 0.0);
-	fprintf(f, "\"req_bytes\": %u, \"resp_bytes\": %u, \"tokens\": %u, \"token_bytes\": %u, "
-		   "\"read_delay_us\": %.3f, \"rcvbuf\": %d, ",
+	fprintf(f,
+		"\"req_bytes\": %u, \"resp_bytes\": %u, \"tokens\": %u, \"token_bytes\": %u, "
+		"\"read_delay_us\": %.3f, \"rcvbuf\": %d, ",
 		O.req_bytes, O.resp_bytes, O.type == LG_T_STREAM ? O.tokens : 0, O.token_bytes,
 		O.read_delay_ns / 1e3, O.rcvbuf);
 	json_stats(f, "latency_us", lat.v, lat.n);

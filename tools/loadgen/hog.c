@@ -10,7 +10,9 @@
 int hog_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "duration", 1, 0, 'd' }, { "name", 1, 0, 'n' }, { "help", 0, 0, 'h' },
+		{ "duration", 1, 0, 'd' },
+		{ "name", 1, 0, 'n' },
+		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	double duration = 600;
@@ -18,10 +20,15 @@ int hog_main(int argc, char **argv)
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'd': duration = atof(optarg); break;
-		case 'n': name = optarg; break;
+		case 'd':
+			duration = atof(optarg);
+			break;
+		case 'n':
+			name = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: loadgen hog [--duration S (default 600)] [--name COMM]\n");
+			fprintf(stderr,
+				"usage: loadgen hog [--duration S (default 600)] [--name COMM]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}

@@ -15,9 +15,9 @@
 #include <time.h>
 
 /* ---- wire format (little-endian on the wire, fixed sizes) ---- */
-#define LG_REQ_MAGIC 0x51525454u  /* "TTRQ" */
-#define LG_RSP_MAGIC 0x53525454u  /* "TTRS" */
-#define LG_VERSION 1
+#define LG_REQ_MAGIC 0x51525454u /* "TTRQ" */
+#define LG_RSP_MAGIC 0x53525454u /* "TTRS" */
+#define LG_VERSION   1
 
 enum lg_type {
 	LG_T_UNARY = 1,  /* request -> one response of resp_bytes */
@@ -26,7 +26,7 @@ enum lg_type {
 	LG_T_STATS = 4,  /* ask for the per-request service times of this connection */
 };
 
-struct lg_req {          /* 48 bytes, followed by req_bytes of payload */
+struct lg_req { /* 48 bytes, followed by req_bytes of payload */
 	uint32_t magic;
 	uint16_t version;
 	uint16_t type;
@@ -39,10 +39,10 @@ struct lg_req {          /* 48 bytes, followed by req_bytes of payload */
 } __attribute__((packed));
 
 #define LG_RSP_LAST 1u
-struct lg_rsp {          /* 32 bytes, followed by len bytes of payload */
+struct lg_rsp { /* 32 bytes, followed by len bytes of payload */
 	uint32_t magic;
 	uint16_t type;
-	uint16_t flags;      /* LG_RSP_LAST on the last frame of a response */
+	uint16_t flags; /* LG_RSP_LAST on the last frame of a response */
 	uint64_t id;
 	uint32_t len;
 	uint32_t seq;        /* token index (stream), 0 otherwise */
@@ -70,7 +70,7 @@ void dist_format(const struct dist *d, char *buf, size_t n);
 
 /* ---- random numbers (splitmix64: small, seedable, per thread) ---- */
 uint64_t rng_next(uint64_t *s);
-double rng_unit(uint64_t *s);   /* (0,1) */
+double rng_unit(uint64_t *s); /* (0,1) */
 double rng_normal(uint64_t *s);
 
 /* ---- time ---- */

@@ -97,11 +97,16 @@ static int send_frame(int fd, uint16_t type, uint16_t flags, uint64_t id, uint32
 		      uint32_t seq, uint32_t compute_us)
 {
 	struct lg_rsp h = {
-		.magic = htole32(LG_RSP_MAGIC), .type = htole16(type), .flags = htole16(flags),
-		.id = htole64(id), .len = htole32(len), .seq = htole32(seq),
+		.magic = htole32(LG_RSP_MAGIC),
+		.type = htole16(type),
+		.flags = htole16(flags),
+		.id = htole64(id),
+		.len = htole32(len),
+		.seq = htole32(seq),
 		.compute_us = htole32(compute_us),
 	};
-	struct iovec iov[2] = { { &h, sizeof(h) }, { payload, len < PAYLOAD_BUF ? len : PAYLOAD_BUF } };
+	struct iovec iov[2] = { { &h, sizeof(h) },
+				{ payload, len < PAYLOAD_BUF ? len : PAYLOAD_BUF } };
 	if (writev_full(fd, iov, 2))
 		return -1;
 	uint32_t left = len > PAYLOAD_BUF ? len - PAYLOAD_BUF : 0;
@@ -186,8 +191,8 @@ static void *conn_thread(void *arg)
 					do_compute(dist_draw_ns(&O.decode, &c->rng), &e.compute_ns,
 						   &e.cpu_ns);
 				rc = send_frame(c->fd, LG_T_STREAM,
-						i == tokens - 1 ? LG_RSP_LAST : 0, id, resp_bytes, i,
-						pre_us);
+						i == tokens - 1 ? LG_RSP_LAST : 0, id, resp_bytes,
+						i, pre_us);
 			}
 		} else if (type == LG_T_BULK) {
 			uint32_t chunk = resp_bytes ? resp_bytes : 65536;
@@ -205,8 +210,11 @@ static void *conn_thread(void *arg)
 			pthread_mutex_lock(&conns_mu);
 			uint32_t len = (uint32_t)(c->npend * sizeof(struct lg_stat_ent));
 			struct lg_rsp h = {
-				.magic = htole32(LG_RSP_MAGIC), .type = htole16(LG_T_STATS),
-				.flags = htole16(LG_RSP_LAST), .id = htole64(id), .len = htole32(len),
+				.magic = htole32(LG_RSP_MAGIC),
+				.type = htole16(LG_T_STATS),
+				.flags = htole16(LG_RSP_LAST),
+				.id = htole64(id),
+				.len = htole32(len),
 			};
 			for (size_t i = 0; i < c->npend; i++) {
 				struct lg_stat_ent *p = &c->pend[i];
@@ -317,27 +325,33 @@ static int listen_on(const char *addr, int port)
 
 static void server_usage(void)
 {
-	fprintf(stderr,
-"usage: loadgen server [--listen ADDR] [--port P | --ports P1,P2] [--mode unary|stream|bulk]\n"
-"  [--compute SPEC] [--slow-share PCT --slow-extra-us X] [--compute-kind busy|block]\n"
-"  [--prefill-us SPEC] [--decode-us SPEC] [--tokens N] [--resp-bytes R]\n"
-"  [--json FILE] [--samples FILE] [--duration S] [--name COMM] [--seed N] [--cc ALGO]\n"
-"  [--sndbuf B] [--nodelay 0|1]\n"
-"SPEC: US | const:US | lognormal:MEDIAN_US,SIGMA | exp:MEAN_US | uniform:LO_US,HI_US\n");
+	fprintf(stderr, "usage: loadgen server [--listen ADDR] [--port P | --ports P1,P2] [--mode "
+			"unary|stream|bulk]\n"
+			"  [--compute SPEC] [--slow-share PCT --slow-extra-us X] [--compute-kind "
+			"busy|block]\n"
+			"  [--prefill-us SPEC] [--decode-us SPEC] [--tokens N] [--resp-bytes R]\n"
+			"  [--json FILE] [--samples FILE] [--duration S] [--name COMM] [--seed N] "
+			"[--cc ALGO]\n"
+			"  [--sndbuf B] [--nodelay 0|1]\n"
+			"SPEC: US | const:US | lognormal:MEDIAN_US,SIGMA | exp:MEAN_US | "
+			"uniform:LO_US,HI_US\n");
 }
 
 /* Options into O, checked; -1 to go on, else the exit status. */
 static int server_parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "listen", 1, 0, 'l' }, { "port", 1, 0, 'p' }, { "ports", 1, 0, 'P' },
-		{ "mode", 1, 0, 'm' }, { "compute", 1, 0, 'c' }, { "slow-share", 1, 0, 's' },
+		{ "listen", 1, 0, 'l' },        { "port", 1, 0, 'p' },
+		{ "ports", 1, 0, 'P' },         { "mode", 1, 0, 'm' },
+		{ "compute", 1, 0, 'c' },       { "slow-share", 1, 0, 's' },
 		{ "slow-extra-us", 1, 0, 'x' }, { "compute-kind", 1, 0, 'k' },
-		{ "prefill-us", 1, 0, 'f' }, { "decode-us", 1, 0, 'd' }, { "tokens", 1, 0, 't' },
-		{ "resp-bytes", 1, 0, 'r' }, { "json", 1, 0, 'j' }, { "samples", 1, 0, 'S' },
-		{ "duration", 1, 0, 'D' }, { "name", 1, 0, 'n' }, { "seed", 1, 0, 'e' },
-		{ "cc", 1, 0, 'C' }, { "sndbuf", 1, 0, 'b' }, { "nodelay", 1, 0, 'N' },
-		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "prefill-us", 1, 0, 'f' },    { "decode-us", 1, 0, 'd' },
+		{ "tokens", 1, 0, 't' },        { "resp-bytes", 1, 0, 'r' },
+		{ "json", 1, 0, 'j' },          { "samples", 1, 0, 'S' },
+		{ "duration", 1, 0, 'D' },      { "name", 1, 0, 'n' },
+		{ "seed", 1, 0, 'e' },          { "cc", 1, 0, 'C' },
+		{ "sndbuf", 1, 0, 'b' },        { "nodelay", 1, 0, 'N' },
+		{ "help", 0, 0, 'h' },          { 0, 0, 0, 0 },
 	};
 	O.listen = "::";
 	O.mode = "unary";
@@ -349,27 +363,43 @@ static int server_parse(int argc, char **argv)
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'l': O.listen = optarg; break;
-		case 'p': O.ports[0] = atoi(optarg); O.nports = 1; break;
+		case 'l':
+			O.listen = optarg;
+			break;
+		case 'p':
+			O.ports[0] = atoi(optarg);
+			O.nports = 1;
+			break;
 		case 'P':
 			O.nports = parse_ports(optarg, O.ports, LG_MAX_PORTS);
 			if (O.nports <= 0)
 				goto bad;
 			break;
 		case 'm':
-			if (strcmp(optarg, "unary") && strcmp(optarg, "stream") && strcmp(optarg, "bulk"))
+			if (strcmp(optarg, "unary") && strcmp(optarg, "stream") &&
+			    strcmp(optarg, "bulk"))
 				goto bad;
 			O.mode = optarg;
 			break;
-		case 'c': if (dist_parse(optarg, &O.compute)) goto bad; break;
+		case 'c':
+			if (dist_parse(optarg, &O.compute))
+				goto bad;
+			break;
 		case 'f':
 			if (dist_parse(optarg, &O.prefill))
 				goto bad;
 			O.have_prefill = true;
 			break;
-		case 'd': if (dist_parse(optarg, &O.decode)) goto bad; break;
-		case 's': O.slow_share = atof(optarg); break;
-		case 'x': O.slow_extra_ns = (uint64_t)(atof(optarg) * 1000.0); break;
+		case 'd':
+			if (dist_parse(optarg, &O.decode))
+				goto bad;
+			break;
+		case 's':
+			O.slow_share = atof(optarg);
+			break;
+		case 'x':
+			O.slow_extra_ns = (uint64_t)(atof(optarg) * 1000.0);
+			break;
 		case 'k':
 			if (!strcmp(optarg, "busy"))
 				O.busy = true;
@@ -378,7 +408,9 @@ static int server_parse(int argc, char **argv)
 			else
 				goto bad;
 			break;
-		case 't': O.tokens = (uint32_t)atoi(optarg); break;
+		case 't':
+			O.tokens = (uint32_t)atoi(optarg);
+			break;
 		case 'r': {
 			long long v = parse_size(optarg);
 			if (v < 0 || v > 0x7fffffff)
@@ -386,15 +418,33 @@ static int server_parse(int argc, char **argv)
 			O.resp_bytes = (uint32_t)v;
 			break;
 		}
-		case 'j': O.json = optarg; break;
-		case 'S': O.samples = optarg; break;
-		case 'D': O.duration = atof(optarg); break;
-		case 'n': O.name = optarg; break;
-		case 'e': O.seed = strtoull(optarg, NULL, 0); break;
-		case 'C': O.cc = optarg; break;
-		case 'b': O.sndbuf = (int)parse_size(optarg); break;
-		case 'N': O.nodelay = atoi(optarg); break;
-		case 'h': server_usage(); return 0;
+		case 'j':
+			O.json = optarg;
+			break;
+		case 'S':
+			O.samples = optarg;
+			break;
+		case 'D':
+			O.duration = atof(optarg);
+			break;
+		case 'n':
+			O.name = optarg;
+			break;
+		case 'e':
+			O.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'C':
+			O.cc = optarg;
+			break;
+		case 'b':
+			O.sndbuf = (int)parse_size(optarg);
+			break;
+		case 'N':
+			O.nodelay = atoi(optarg);
+			break;
+		case 'h':
+			server_usage();
+			return 0;
 		default:
 		bad:
 			server_usage();
@@ -456,11 +506,13 @@ static void write_summary(FILE *f, double dur)
 	dist_format(&O.decode, ds, sizeof(ds));
 	fprintf(f, "{\"role\": \"server\", \"version\": %d, \"mode\": \"%s\", ", LG_VERSION,
 		O.mode);
-	fprintf(f, "\"requests\": %zu, \"errors\": %llu, \"conns\": %llu, "
+	fprintf(f,
+		"\"requests\": %zu, \"errors\": %llu, \"conns\": %llu, "
 		"\"duration_s\": %.6f, \"rate_rps\": %.3f, ",
 		g_service.n, (unsigned long long)g_errors, (unsigned long long)g_conns, dur,
 		dur > 0 ? (double)g_service.n / dur : 0.0);
-	fprintf(f, "\"compute\": \"%s\", \"prefill\": \"%s\", \"decode\": \"%s\", "
+	fprintf(f,
+		"\"compute\": \"%s\", \"prefill\": \"%s\", \"decode\": \"%s\", "
 		"\"compute_kind\": \"%s\", \"slow_share_pct\": %g, \"slow_extra_us\": %.3f, ",
 		cs, ps, ds, O.busy ? "busy" : "block", O.slow_share, O.slow_extra_ns / 1e3);
 	json_stats(f, "server_us", g_service.v, g_service.n);
@@ -470,8 +522,7 @@ static void write_summary(FILE *f, double dur)
 	json_stats(f, "cpu_us", g_cpu.v, g_cpu.n);
 	fprintf(f, ", \"bulk_bytes\": %llu, \"bulk_bps\": ", (unsigned long long)g_bulk_bytes);
 	if (g_bulk_t1 > g_bulk_t0)
-		fprintf(f, "%.1f}\n",
-			(double)g_bulk_bytes * 8e9 / (double)(g_bulk_t1 - g_bulk_t0));
+		fprintf(f, "%.1f}\n", (double)g_bulk_bytes * 8e9 / (double)(g_bulk_t1 - g_bulk_t0));
 	else
 		fprintf(f, "null}\n");
 }

@@ -94,10 +94,18 @@ int dist_parse(const char *s, struct dist *d)
 void dist_format(const struct dist *d, char *buf, size_t n)
 {
 	switch (d->kind) {
-	case D_CONST: snprintf(buf, n, "const:%g", d->a); break;
-	case D_LOGNORMAL: snprintf(buf, n, "lognormal:%g,%g", d->a, d->b); break;
-	case D_EXP: snprintf(buf, n, "exp:%g", d->a); break;
-	case D_UNIFORM: snprintf(buf, n, "uniform:%g,%g", d->a, d->b); break;
+	case D_CONST:
+		snprintf(buf, n, "const:%g", d->a);
+		break;
+	case D_LOGNORMAL:
+		snprintf(buf, n, "lognormal:%g,%g", d->a, d->b);
+		break;
+	case D_EXP:
+		snprintf(buf, n, "exp:%g", d->a);
+		break;
+	case D_UNIFORM:
+		snprintf(buf, n, "uniform:%g,%g", d->a, d->b);
+		break;
 	}
 }
 
@@ -105,10 +113,18 @@ uint64_t dist_draw_ns(const struct dist *d, uint64_t *rng)
 {
 	double us = 0;
 	switch (d->kind) {
-	case D_CONST: us = d->a; break;
-	case D_LOGNORMAL: us = d->a * exp(d->b * rng_normal(rng)); break;
-	case D_EXP: us = -d->a * log(rng_unit(rng)); break;
-	case D_UNIFORM: us = d->a + (d->b - d->a) * rng_unit(rng); break;
+	case D_CONST:
+		us = d->a;
+		break;
+	case D_LOGNORMAL:
+		us = d->a * exp(d->b * rng_normal(rng));
+		break;
+	case D_EXP:
+		us = -d->a * log(rng_unit(rng));
+		break;
+	case D_UNIFORM:
+		us = d->a + (d->b - d->a) * rng_unit(rng);
+		break;
 	}
 	if (us > 3600e6)
 		us = 3600e6;
@@ -279,7 +295,7 @@ uint64_t pct_sorted(const uint64_t *v, size_t n, double p)
 	 * surprises (p is given with at most 3 decimals). */
 	unsigned long long pm = (unsigned long long)llround(p * 1000.0); /* p * 1000 */
 	unsigned long long num = pm * (unsigned long long)n;
-	unsigned long long rank = (num + 100000 - 1) / 100000;  /* ceil(p/100*n) */
+	unsigned long long rank = (num + 100000 - 1) / 100000; /* ceil(p/100*n) */
 	if (rank < 1)
 		rank = 1;
 	if (rank > n)

@@ -27,17 +27,24 @@ struct wr_rec {
 	uint32_t qpn;
 	uint8_t status;
 	bool done;
-	bool expect;	/* a completion will come */
+	bool expect; /* a completion will come */
 };
 
 static struct {
 	const char *mode, *out, *go_open, *go_post;
 	long wrs, bench;
 	int qps, depth, errors_every, recv_every, unsig_every;
-	double scale;	/* multiplies every planned delay */
+	double scale; /* multiplies every planned delay */
 	uint64_t seed;
-} cfg = { .mode = "poll", .wrs = 2000, .qps = 2, .depth = 8, .errors_every = 0,
-	  .recv_every = 0, .unsig_every = 0, .scale = 1.0, .seed = 1 };
+} cfg = { .mode = "poll",
+	  .wrs = 2000,
+	  .qps = 2,
+	  .depth = 8,
+	  .errors_every = 0,
+	  .recv_every = 0,
+	  .unsig_every = 0,
+	  .scale = 1.0,
+	  .seed = 1 };
 
 static uint64_t now_ns(void)
 {
@@ -62,12 +69,12 @@ static uint64_t pick_delay(uint64_t *s)
 	uint64_t u = rng(s) % 1000, j = rng(s) % 1000;
 
 	if (u < 600)
-		return 100000 + j * 200;	/* 100-300 us */
+		return 100000 + j * 200; /* 100-300 us */
 	if (u < 900)
-		return 400000 + j * 500;	/* 0.4-0.9 ms */
+		return 400000 + j * 500; /* 0.4-0.9 ms */
 	if (u < 990)
-		return 1500000 + j * 1000;	/* 1.5-2.5 ms */
-	return 6000000 + j * 2000;		/* 6-8 ms */
+		return 1500000 + j * 1000; /* 1.5-2.5 ms */
+	return 6000000 + j * 2000;         /* 6-8 ms */
 }
 
 static void wait_file(const char *path)
@@ -107,8 +114,9 @@ static void print_dist(FILE *f, const char *key, uint64_t *v, size_t n, bool com
 	qsort(v, n, sizeof(*v), cmp_u64);
 	for (size_t i = 0; i < n; i++)
 		sum += (double)v[i];
-	fprintf(f, "\"%s\": {\"count\": %zu, \"mean_ns\": %.0f, \"p50_ns\": %llu, "
-		   "\"p90_ns\": %llu, \"p99_ns\": %llu, \"max_ns\": %llu}%s\n",
+	fprintf(f,
+		"\"%s\": {\"count\": %zu, \"mean_ns\": %.0f, \"p50_ns\": %llu, "
+		"\"p90_ns\": %llu, \"p99_ns\": %llu, \"max_ns\": %llu}%s\n",
 		key, n, n ? sum / (double)n : 0.0, (unsigned long long)quantile(v, n, 0.5),
 		(unsigned long long)quantile(v, n, 0.9), (unsigned long long)quantile(v, n, 0.99),
 		(unsigned long long)(n ? v[n - 1] : 0), comma ? "," : "");
@@ -133,7 +141,7 @@ static int bench(struct ibv_qp *qp, struct ibv_cq *cq, FILE *f)
 		if (ibv_post_send(qp, &wr, &bad))
 			return 1;
 		t1 = now_ns();
-		if (ibv_poll_cq(cq, 1, &wc) != 1)	/* no plan: completed at post */
+		if (ibv_poll_cq(cq, 1, &wc) != 1) /* no plan: completed at post */
 			return 1;
 		t2 = now_ns();
 		if (ibv_poll_cq(cq, 1, &wc) != 0)
@@ -154,11 +162,19 @@ static int bench(struct ibv_qp *qp, struct ibv_cq *cq, FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "mode", 1, NULL, 'm' }, { "wrs", 1, NULL, 'n' }, { "qps", 1, NULL, 'q' },
-		{ "depth", 1, NULL, 'D' }, { "errors-every", 1, NULL, 'e' },
-		{ "recv-every", 1, NULL, 'r' }, { "unsignaled-every", 1, NULL, 'u' },
-		{ "seed", 1, NULL, 's' }, { "out", 1, NULL, 'o' }, { "go-open", 1, NULL, 'O' },
-		{ "go-post", 1, NULL, 'P' }, { "bench", 1, NULL, 'b' }, { "scale", 1, NULL, 'S' },
+		{ "mode", 1, NULL, 'm' },
+		{ "wrs", 1, NULL, 'n' },
+		{ "qps", 1, NULL, 'q' },
+		{ "depth", 1, NULL, 'D' },
+		{ "errors-every", 1, NULL, 'e' },
+		{ "recv-every", 1, NULL, 'r' },
+		{ "unsignaled-every", 1, NULL, 'u' },
+		{ "seed", 1, NULL, 's' },
+		{ "out", 1, NULL, 'o' },
+		{ "go-open", 1, NULL, 'O' },
+		{ "go-post", 1, NULL, 'P' },
+		{ "bench", 1, NULL, 'b' },
+		{ "scale", 1, NULL, 'S' },
 		{ 0 },
 	};
 	static const enum ibv_wc_status errs[] = { IBV_WC_RETRY_EXC_ERR, IBV_WC_REM_ACCESS_ERR,
@@ -181,19 +197,45 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'm': cfg.mode = optarg; break;
-		case 'n': cfg.wrs = atol(optarg); break;
-		case 'q': cfg.qps = atoi(optarg); break;
-		case 'D': cfg.depth = atoi(optarg); break;
-		case 'e': cfg.errors_every = atoi(optarg); break;
-		case 'r': cfg.recv_every = atoi(optarg); break;
-		case 'u': cfg.unsig_every = atoi(optarg); break;
-		case 's': cfg.seed = strtoull(optarg, NULL, 0); break;
-		case 'o': cfg.out = optarg; break;
-		case 'O': cfg.go_open = optarg; break;
-		case 'P': cfg.go_post = optarg; break;
-		case 'b': cfg.bench = atol(optarg); break;
-		case 'S': cfg.scale = atof(optarg); break;
+		case 'm':
+			cfg.mode = optarg;
+			break;
+		case 'n':
+			cfg.wrs = atol(optarg);
+			break;
+		case 'q':
+			cfg.qps = atoi(optarg);
+			break;
+		case 'D':
+			cfg.depth = atoi(optarg);
+			break;
+		case 'e':
+			cfg.errors_every = atoi(optarg);
+			break;
+		case 'r':
+			cfg.recv_every = atoi(optarg);
+			break;
+		case 'u':
+			cfg.unsig_every = atoi(optarg);
+			break;
+		case 's':
+			cfg.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'o':
+			cfg.out = optarg;
+			break;
+		case 'O':
+			cfg.go_open = optarg;
+			break;
+		case 'P':
+			cfg.go_post = optarg;
+			break;
+		case 'b':
+			cfg.bench = atol(optarg);
+			break;
+		case 'S':
+			cfg.scale = atof(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: rdma_app [--mode poll|event] [--wrs N] [--qps N] "
 					"[--depth N] [--errors-every K] [--recv-every K] "
@@ -225,9 +267,11 @@ int main(int argc, char **argv)
 	scq = ibv_create_cq(ctx, 4096, NULL, ch, 0);
 	rcq = ibv_create_cq(ctx, 4096, NULL, ch, 0);
 	for (int i = 0; i < cfg.qps; i++) {
-		struct ibv_qp_init_attr ia = { .send_cq = scq, .recv_cq = rcq,
+		struct ibv_qp_init_attr ia = { .send_cq = scq,
+					       .recv_cq = rcq,
 					       .cap = { 1024, 1024, 1, 1, 0 },
-					       .qp_type = IBV_QPT_RC, .sq_sig_all = 0 };
+					       .qp_type = IBV_QPT_RC,
+					       .sq_sig_all = 0 };
 		struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RTR };
 
 		qp[i] = ibv_create_qp(pd, &ia);
@@ -264,7 +308,8 @@ int main(int argc, char **argv)
 				if (cfg.errors_every && id % (uint64_t)cfg.errors_every == 0)
 					st = errs[(id / (uint64_t)cfg.errors_every) % 3];
 				ttsi_plan(qp[i], id,
-					  (uint64_t)((double)pick_delay(&cfg.seed) * cfg.scale), st);
+					  (uint64_t)((double)pick_delay(&cfg.seed) * cfg.scale),
+					  st);
 				r->qpn = qp[i]->qp_num;
 				r->expect = !unsig;
 				r->post_ns = now_ns();
@@ -316,7 +361,8 @@ int main(int argc, char **argv)
 			return 1;
 		for (int k = 0; k < n; k++) {
 			uint64_t t = now_ns();
-			struct wr_rec *r = wc[k].wr_id <= (uint64_t)cfg.wrs ? &rec[wc[k].wr_id] : NULL;
+			struct wr_rec *r =
+				wc[k].wr_id <= (uint64_t)cfg.wrs ? &rec[wc[k].wr_id] : NULL;
 			int qi;
 
 			if (!r || r->done || r->qpn != wc[k].qp_num)
@@ -342,8 +388,9 @@ int main(int argc, char **argv)
 		perror(cfg.out);
 		return 1;
 	}
-	fprintf(f, "{\"pid\": %d, \"mode\": \"%s\", \"posted\": %ld, \"completed\": %ld, "
-		   "\"unsignaled\": %ld, \"out_of_order\": %ld,\n",
+	fprintf(f,
+		"{\"pid\": %d, \"mode\": \"%s\", \"posted\": %ld, \"completed\": %ld, "
+		"\"unsignaled\": %ld, \"out_of_order\": %ld,\n",
 		getpid(), cfg.mode, posted, done, nunsig, ooo);
 	fprintf(f, "\"errors\": {");
 	for (int s = 0, first = 1; s < 32; s++) {

@@ -19,15 +19,15 @@
 
 #define API __attribute__((visibility("default")))
 
-#define CQ_RING 4096
+#define CQ_RING    4096
 #define PLAN_SLOTS 8192
-#define CHAN_RING 1024
+#define CHAN_RING  1024
 
 struct si_cq {
-	struct ibv_cq cq;	/* first: the verbs API hands out &si_cq->cq */
+	struct ibv_cq cq; /* first: the verbs API hands out &si_cq->cq */
 	pthread_mutex_t lock;
 	struct ibv_wc ring[CQ_RING];
-	unsigned int head, tail;	/* ring[head..tail) are ready completions */
+	unsigned int head, tail; /* ring[head..tail) are ready completions */
 	bool armed;
 	uint64_t last_event_ns;
 };
@@ -65,7 +65,7 @@ struct si_ctx {
 	pthread_cond_t cond;
 	pthread_t fabric;
 	bool stop;
-	struct pending *heap;	/* min-heap on due_ns */
+	struct pending *heap; /* min-heap on due_ns */
 	size_t nheap, heap_cap;
 	uint32_t next_qpn;
 	uint32_t next_cq_handle;
@@ -231,11 +231,16 @@ static enum ibv_wc_opcode wc_opcode_of(enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM: return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ: return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP: return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD: return IBV_WC_FETCH_ADD;
-	default: return IBV_WC_SEND;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
 	}
 }
 
@@ -488,8 +493,7 @@ API void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 
 /* ---- test control ---- */
 
-API int ttsi_plan(struct ibv_qp *ibqp, uint64_t wr_id, uint64_t delay_ns,
-		  enum ibv_wc_status status)
+API int ttsi_plan(struct ibv_qp *ibqp, uint64_t wr_id, uint64_t delay_ns, enum ibv_wc_status status)
 {
 	struct si_qp *qp = (struct si_qp *)ibqp;
 	struct plan *pl = &qp->plans[wr_id % PLAN_SLOTS];

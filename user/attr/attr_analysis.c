@@ -12,8 +12,8 @@
 
 const char *attr_verdict_name(enum attr_verdict_class v)
 {
-	static const char *const names[] = { "none", "compute", "transport", "congestion",
-					     "unattributed", "mixed" };
+	static const char *const names[] = { "none",       "compute",      "transport",
+					     "congestion", "unattributed", "mixed" };
 
 	return (unsigned)v <= VERDICT_MIXED ? names[v] : "?";
 }
@@ -21,7 +21,7 @@ const char *attr_verdict_name(enum attr_verdict_class v)
 void attr_params__default(struct attr_params *p)
 {
 	p->min_requests = 100;
-	p->min_excess_ns = 2000000;	/* 2 ms */
+	p->min_excess_ns = 2000000; /* 2 ms */
 	p->min_ratio = 1.5;
 	p->majority = 0.5;
 	p->plurality = 0.35;
@@ -32,7 +32,7 @@ void attr_params__default(struct attr_params *p)
 
 struct group_sum {
 	double v[ATTR_FIELDS];
-	__u32 lo, hi;		/* slots it touches */
+	__u32 lo, hi; /* slots it touches */
 };
 
 /* Sums of the requests of ranks [first, last] (1-based, by latency). A slot the range
@@ -131,8 +131,7 @@ static void fmt_addr(char *dst, size_t n, __u8 family, const __u8 *addr)
 		snprintf(dst, n, "?");
 }
 
-static void fmt_place(char *dst, size_t n, const struct attr_place_key *k,
-		      const struct snapshot *s)
+static void fmt_place(char *dst, size_t n, const struct attr_place_key *k, const struct snapshot *s)
 {
 	unsigned set = k->level ? attr_parts[k->part].place_coarse : attr_parts[k->part].place_fine;
 	char dev[96] = "", flow[80] = "", thr[80] = "";
@@ -147,16 +146,15 @@ static void fmt_place(char *dst, size_t n, const struct attr_place_key *k,
 		if (name)
 			snprintf(dev, sizeof(dev), "dev %s%s (netns %u)", name, qd, k->netns);
 		else if (k->ifindex)
-			snprintf(dev, sizeof(dev), "dev ifindex %u%s (netns %u)", k->ifindex,
-				 qd, k->netns);
+			snprintf(dev, sizeof(dev), "dev ifindex %u%s (netns %u)", k->ifindex, qd,
+				 k->netns);
 	}
 	if (set & (PLACE_FLOW | PLACE_PEER)) {
 		char ra[INET6_ADDRSTRLEN + 2];
 
 		fmt_addr(ra, sizeof(ra), k->family, k->raddr);
 		if (set & PLACE_FLOW)
-			snprintf(flow, sizeof(flow), "flow :%u <-> %s:%u", k->lport, ra,
-				 k->rport);
+			snprintf(flow, sizeof(flow), "flow :%u <-> %s:%u", k->lport, ra, k->rport);
 		else if (k->role == ROLE_CLIENT)
 			snprintf(flow, sizeof(flow), "flows to %s:%u", ra, k->rport);
 		else
@@ -231,8 +229,7 @@ static void stage_places(const struct attr_agg *a, int role, const struct snapsh
 	for (size_t i = 0; i < a->nplaces; i++) {
 		const struct attr_place *e = &a->places[i];
 
-		if (e->key.part == part && e->key.role == role &&
-		    e->key.band >= band_lo) {
+		if (e->key.part == part && e->key.role == role && e->key.band >= band_lo) {
 			sel[n++] = *e;
 			total += e->ns;
 		}
@@ -282,10 +279,14 @@ static int rank_cmp(const void *x, const void *y)
 static enum attr_verdict_class class_verdict(enum attr_class c)
 {
 	switch (c) {
-	case ATTR_COMPUTE: return VERDICT_COMPUTE;
-	case ATTR_TRANSPORT: return VERDICT_TRANSPORT;
-	case ATTR_CONGESTION: return VERDICT_CONGESTION;
-	default: return VERDICT_UNATTRIBUTED;
+	case ATTR_COMPUTE:
+		return VERDICT_COMPUTE;
+	case ATTR_TRANSPORT:
+		return VERDICT_TRANSPORT;
+	case ATTR_CONGESTION:
+		return VERDICT_CONGESTION;
+	default:
+		return VERDICT_UNATTRIBUTED;
 	}
 }
 
@@ -344,8 +345,8 @@ static __u32 tail_group(const struct attr_side *sd, const struct attr_group *med
 static void classes_by_excess(const struct attr_group *g, int order[ATTR_CLASSES])
 {
 	for (int i = 1; i < ATTR_CLASSES; i++) /* insertion sort, descending */
-		for (int j = i; j > 0 && g->excess_shares[order[j]] >
-					      g->excess_shares[order[j - 1]]; j--) {
+		for (int j = i;
+		     j > 0 && g->excess_shares[order[j]] > g->excess_shares[order[j - 1]]; j--) {
 			int t = order[j];
 
 			order[j] = order[j - 1];
@@ -356,8 +357,7 @@ static void classes_by_excess(const struct attr_group *g, int order[ATTR_CLASSES
 /* The verdict's class and the rule that decided it; order[] gets the classes ranked when
  * the tail is worse enough to be explained. */
 static void verdict_decide(const struct attr_side *sd, const struct attr_params *P,
-			   const struct tail_text *t, int order[ATTR_CLASSES],
-			   struct attr_group *g)
+			   const struct tail_text *t, int order[ATTR_CLASSES], struct attr_group *g)
 {
 	struct attr_verdict *v = &g->verdict;
 	double s1, s2;
@@ -365,8 +365,7 @@ static void verdict_decide(const struct attr_side *sd, const struct attr_params 
 	v->class = VERDICT_NONE;
 	if (sd->lat.count < P->min_requests) {
 		snprintf(v->rule, sizeof(v->rule), "%llu requests < %llu: too few to judge",
-			 (unsigned long long)sd->lat.count,
-			 (unsigned long long)P->min_requests);
+			 (unsigned long long)sd->lat.count, (unsigned long long)P->min_requests);
 		return;
 	}
 	if (g->excess_ns < (double)P->min_excess_ns || g->ratio < P->min_ratio) {
@@ -492,8 +491,8 @@ static void verdict_summary(const struct attr_side *sd, const struct attr_params
 }
 
 static void tail_analyze(const struct attr_agg *a, int d, const struct snapshot *s,
-			 const struct attr_params *P, const struct attr_group *med,
-			 double q, struct attr_group *g)
+			 const struct attr_params *P, const struct attr_group *med, double q,
+			 struct attr_group *g)
 {
 	const struct attr_side *sd = &a->side[d];
 	bool client = d == SIDE_CLIENT;
@@ -526,8 +525,7 @@ static void side_analyze(const struct attr_agg *a, int d, const struct snapshot 
 
 	/* the median group: the requests ranked from p40 to p60 */
 	if (sd->lat.count) {
-		sum_ranks(sd, rank_of_q(sd->lat.count, 0.40), rank_of_q(sd->lat.count, 0.60),
-			  &gs);
+		sum_ranks(sd, rank_of_q(sd->lat.count, 0.40), rank_of_q(sd->lat.count, 0.60), &gs);
 		group_fill(&r->median, &gs);
 	}
 
@@ -549,8 +547,10 @@ static void analyze_chosen_side(const struct attr_agg *a, const struct snapshot 
 				const struct attr_params *P, const __u64 n[SIDES],
 				struct attr_report *r)
 {
-	int d = P->role == ROLE_CLIENT || (P->role != ROLE_SERVER && !n[SIDE_SERVER] &&
-					   n[SIDE_CLIENT]) ? SIDE_CLIENT : SIDE_SERVER;
+	int d = P->role == ROLE_CLIENT ||
+				(P->role != ROLE_SERVER && !n[SIDE_SERVER] && n[SIDE_CLIENT])
+			? SIDE_CLIENT
+			: SIDE_SERVER;
 	struct attr_report *other;
 
 	side_analyze(a, d, s, P, r);
@@ -627,8 +627,7 @@ void attr_analyze(const struct attr_agg *a, const struct snapshot *s, double dur
 	memset(r, 0, sizeof(*r));
 	for (int d = 0; d < SIDES; d++)
 		n[d] = a->side[d].lat.count;
-	if (P.role == ROLE_SERVER || P.role == ROLE_CLIENT || !n[SIDE_SERVER] ||
-	    !n[SIDE_CLIENT])
+	if (P.role == ROLE_SERVER || P.role == ROLE_CLIENT || !n[SIDE_SERVER] || !n[SIDE_CLIENT])
 		analyze_chosen_side(a, s, &P, n, r);
 	else
 		analyze_both_ends(a, s, &P, r);

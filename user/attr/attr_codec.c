@@ -28,18 +28,18 @@
  * and count.
  * A decoder refuses other versions and other field/part counts: a record written by a
  * different model is not silently reinterpreted. */
-#define ATTR_MAGIC "TTAT"
-#define ATTR_VERSION 2
+#define ATTR_MAGIC         "TTAT"
+#define ATTR_VERSION       2
 #define ATTR_VERSION_FIXED 1
-#define ATTR_HDR_LEN 20
+#define ATTR_HDR_LEN       20
 #define ATTR_PRESENT_RADDR 1u
-#define ATTR_PRESENT_COMM 2u
+#define ATTR_PRESENT_COMM  2u
 
 struct wbuf {
 	unsigned char *p;
 	size_t len, cap;
 	int err;
-	bool varint;	/* version 2 numbers */
+	bool varint; /* version 2 numbers */
 };
 
 static bool w_room(struct wbuf *w, size_t n)
@@ -227,7 +227,7 @@ struct rbuf {
 	const unsigned char *p;
 	size_t len, off;
 	int err;
-	bool varint;	/* version 2 numbers */
+	bool varint; /* version 2 numbers */
 };
 
 static __u64 r_le(struct rbuf *r, int n)

@@ -28,7 +28,7 @@ enum attr_field {
 	F_SRTT,
 	F_MIN_RTT,
 	F_RTT_REQS,
-	F_PARTS,		/* ATTR_PARTS part sums follow */
+	F_PARTS, /* ATTR_PARTS part sums follow */
 	ATTR_FIELDS = F_PARTS + ATTR_PARTS,
 };
 
@@ -42,15 +42,15 @@ struct attr_bucket {
  * place; only parts that make up at least 1/16 of their request are recorded, which is
  * what keeps the table small and still names where the tail's time went. */
 #define ATTR_PLACE_MIN_SHIFT 4
-#define ATTR_BAND_SHIFT 2
-#define ATTR_PLACES_MAX 8192
+#define ATTR_BAND_SHIFT      2
+#define ATTR_PLACES_MAX      8192
 
 struct attr_place_key {
 	__u8 part;
 	__u8 band;
 	__u8 family;
-	__u8 role;		/* ROLE_SERVER or ROLE_CLIENT: the side the request was seen on */
-	__u8 level;		/* analysis only: 1 when coarsened; never stored */
+	__u8 role;  /* ROLE_SERVER or ROLE_CLIENT: the side the request was seen on */
+	__u8 level; /* analysis only: 1 when coarsened; never stored */
 	__u8 reserved[3];
 	__u32 netns;
 	__u32 ifindex;
@@ -84,12 +84,12 @@ struct place_memo;
 
 struct attr_agg {
 	struct attr_side side[SIDES];
-	struct attr_place *places;	/* dense, in insertion order */
+	struct attr_place *places; /* dense, in insertion order */
 	size_t nplaces, places_cap;
-	struct place_slot *index;	/* open addressing over places, load <= 1/2 */
-	size_t cap;			/* index slots, a power of two */
+	struct place_slot *index; /* open addressing over places, load <= 1/2 */
+	size_t cap;               /* index slots, a power of two */
 	__u64 places_unstored, places_unstored_ns;
-	struct place_memo *memo;	/* attr_place.c; made by the first add; NULL: none */
+	struct place_memo *memo; /* attr_place.c; made by the first add; NULL: none */
 };
 
 /* ---- the place table (attr_place.c) ---- */
@@ -106,7 +106,7 @@ __u64 attr_place_key_hash(const struct attr_place_key *k);
 void attr_place_key_coarsen(struct attr_place_key *k);
 /* Adds the parts of one request (s, split from ev) that are tail candidates to their
  * places in latency band `band`. */
-void attr_places_record(struct attr_agg *a, const struct req_event *ev,
-			const struct attr_split *s, __u32 band);
+void attr_places_record(struct attr_agg *a, const struct req_event *ev, const struct attr_split *s,
+			__u32 band);
 
 #endif

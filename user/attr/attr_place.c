@@ -24,13 +24,13 @@ struct place_slot {
  * compare of the fields per request, not a key, a hash and an index probe per part (which
  * were half of the aggregate's time per request). A cache only: a miss takes the index,
  * and places never move or go, so a stored ref stays right. Direct-mapped both ways. */
-#define MEMO_CTX_BITS 9
-#define MEMO_WAY_BITS 7
-#define MEMO_REF_BITS 14	/* refs up to ATTR_PLACES_MAX */
+#define MEMO_CTX_BITS  9
+#define MEMO_WAY_BITS  7
+#define MEMO_REF_BITS  14 /* refs up to ATTR_PLACES_MAX */
 #define MEMO_KEY_WORDS 9
 
 struct place_memo {
-	__u64 w[MEMO_KEY_WORDS];	/* role and family, then the request's place_words() */
+	__u64 w[MEMO_KEY_WORDS];        /* role and family, then the request's place_words() */
 	__u32 way[1u << MEMO_WAY_BITS]; /* (part << 8 | band) << MEMO_REF_BITS | ref; 0: empty */
 };
 
@@ -41,8 +41,8 @@ static inline __u64 hash_mix(__u64 h, __u64 w)
 }
 
 /* Three independent chains of three words each: a lookup waits for ~3 multiplies, not 9. */
-static inline __u64 hash_words(__u64 w0, __u64 w1, __u64 w2, __u64 w3, __u64 w4, __u64 w5,
-			       __u64 w6, __u64 w7, __u64 w8)
+static inline __u64 hash_words(__u64 w0, __u64 w1, __u64 w2, __u64 w3, __u64 w4, __u64 w5, __u64 w6,
+			       __u64 w7, __u64 w8)
 {
 	__u64 a = 0x9e3779b97f4a7c15ULL, b = 0x243f6a8885a308d3ULL, c = 0x13198a2e03707344ULL;
 	__u64 h;
@@ -116,14 +116,14 @@ static inline bool key_equal(const struct attr_place_key *a, const struct attr_p
 	return a->part == b->part && a->band == b->band && a->family == b->family &&
 	       a->role == b->role && a->level == b->level && a->netns == b->netns &&
 	       a->ifindex == b->ifindex && a->qdisc_handle == b->qdisc_handle &&
-	       a->tgid == b->tgid && a->tid == b->tid && a->cpu == b->cpu &&
-	       a->lport == b->lport && a->rport == b->rport && words_equal(a->raddr, b->raddr) &&
+	       a->tgid == b->tgid && a->tid == b->tid && a->cpu == b->cpu && a->lport == b->lport &&
+	       a->rport == b->rport && words_equal(a->raddr, b->raddr) &&
 	       words_equal(a->comm, b->comm);
 }
 
 /* The index slot holding k, or the empty slot where it would go (a->cap > 0). */
-static inline struct place_slot *place_slot_of(const struct attr_agg *a, const struct attr_place_key *k,
-					__u32 h)
+static inline struct place_slot *place_slot_of(const struct attr_agg *a,
+					       const struct attr_place_key *k, __u32 h)
 {
 	size_t i = h & (a->cap - 1);
 
@@ -184,8 +184,7 @@ static int places_reserve(struct attr_agg *a)
 }
 
 /* h is computed by the caller where k was filled (see attr_place_key_hash()). */
-__u32 attr_place_add(struct attr_agg *a, const struct attr_place_key *k, __u32 h, __u64 ns,
-		     __u64 n)
+__u32 attr_place_add(struct attr_agg *a, const struct attr_place_key *k, __u32 h, __u64 ns, __u64 n)
 {
 	struct place_slot *s = NULL;
 	struct attr_place *e;
@@ -269,8 +268,8 @@ static __u64 place_key_fill(struct attr_place_key *k, enum attr_part p, __u32 ba
 	memcpy(k->raddr, ra, sizeof(ra));
 	memcpy(k->comm, cm, sizeof(cm));
 	place_words(w, netns, ifindex, qdisc, tgid, tid, cpu, lport, rport, ra, cm);
-	return hash_words(key_word0((__u8)p, (__u8)band, family, role, 0), w[0], w[1], w[2],
-			  w[3], w[4], w[5], w[6], w[7]);
+	return hash_words(key_word0((__u8)p, (__u8)band, family, role, 0), w[0], w[1], w[2], w[3],
+			  w[4], w[5], w[6], w[7]);
 }
 
 void attr_place_key_coarsen(struct attr_place_key *k)
@@ -298,7 +297,8 @@ void attr_place_key_coarsen(struct attr_place_key *k)
 }
 
 _Static_assert(ATTR_PLACES_MAX < (1u << MEMO_REF_BITS), "a memo way holds any ref");
-_Static_assert(ATTR_PARTS <= (1u << (32 - MEMO_REF_BITS - 8)) && HIST_SLOTS >> ATTR_BAND_SHIFT < 256,
+_Static_assert(ATTR_PARTS <= (1u << (32 - MEMO_REF_BITS - 8)) &&
+		       HIST_SLOTS >> ATTR_BAND_SHIFT < 256,
 	       "a memo way holds any part and band");
 
 /* The request's memo entry, emptied first when it held another request's place fields. */
@@ -328,8 +328,8 @@ static struct place_memo *memo_of(struct attr_agg *a, const struct req_event *ev
 	return m;
 }
 
-void attr_places_record(struct attr_agg *a, const struct req_event *ev,
-			const struct attr_split *s, __u32 band)
+void attr_places_record(struct attr_agg *a, const struct req_event *ev, const struct attr_split *s,
+			__u32 band)
 {
 	struct attr_place_key keys[ATTR_PARTS];
 	__u64 hashes[ATTR_PARTS];

@@ -73,8 +73,9 @@ static void pr_shares(FILE *f, const char *name, const double *s)
 
 static void pr_evidence(FILE *f, const char *name, const struct attr_evidence *e)
 {
-	fprintf(f, "  %-18s retrans/req %.3f (rto %.3f, %.1f%% of requests, %.1f%% with queue "
-		   "evidence)  drops/req %.3f  ecn-ce/req %.3f",
+	fprintf(f,
+		"  %-18s retrans/req %.3f (rto %.3f, %.1f%% of requests, %.1f%% with queue "
+		"evidence)  drops/req %.3f  ecn-ce/req %.3f",
 		name, e->retrans, e->retrans_rto, 100 * e->retrans_reqs,
 		100 * e->retrans_congestion_reqs, e->drops, e->ecn_ce);
 	if (e->srtt_ns > 0) {
@@ -89,8 +90,8 @@ static void pr_evidence(FILE *f, const char *name, const struct attr_evidence *e
 
 static void pr_group_stages(FILE *f, const struct attr_group *g)
 {
-	fprintf(f, "  %-14s %-12s %7s %7s %10s  %s\n", "stage", "class", "share", "excess",
-		"mean", "where");
+	fprintf(f, "  %-14s %-12s %7s %7s %10s  %s\n", "stage", "class", "share", "excess", "mean",
+		"where");
 	for (int i = 0; i < g->nstages; i++) {
 		const struct attr_stage_line *l = &g->stages[i];
 
@@ -99,8 +100,7 @@ static void pr_group_stages(FILE *f, const struct attr_group *g)
 		pr_dur_col(f, l->mean_ns);
 		fprintf(f, "  %s", l->nplaces ? l->places[0].where : "-");
 		if (l->nplaces > 1)
-			fprintf(f, " (%.0f%%; +%d more)", 100 * l->places[0].share,
-				l->nplaces - 1);
+			fprintf(f, " (%.0f%%; +%d more)", 100 * l->places[0].share, l->nplaces - 1);
 		fputc('\n', f);
 	}
 }

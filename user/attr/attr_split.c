@@ -4,21 +4,18 @@
 #include <string.h>
 #include "attr/attr_int.h"
 
-#define THREAD (PLACE_PROC | PLACE_TID)
+#define THREAD  (PLACE_PROC | PLACE_TID)
 #define FLOWDEV (PLACE_FLOW | PLACE_DEV)
 
 const struct attr_part_info attr_parts[ATTR_PARTS] = {
 	[PART_RX_STACK] = { "rx.stack", ATTR_TRANSPORT, PLACE_FLOW, PLACE_PEER,
 			    "driver receive -> socket queue" },
-	[PART_RX_SOCKQ] = { "rx.sockq", ATTR_COMPUTE, THREAD | PLACE_FLOW,
-			    PLACE_PROC | PLACE_PEER,
+	[PART_RX_SOCKQ] = { "rx.sockq", ATTR_COMPUTE, THREAD | PLACE_FLOW, PLACE_PROC | PLACE_PEER,
 			    "data queued on the socket, application not reading" },
 	[PART_TX_SENDQ] = { "tx.sendq", ATTR_CONGESTION, FLOWDEV, PLACE_DEV,
 			    "sent by the application, held by TCP (cwnd, pacing)" },
-	[PART_TX_QDISC] = { "tx.qdisc", ATTR_CONGESTION, PLACE_DEV, PLACE_DEV,
-			    "qdisc sojourn" },
-	[PART_TX_NIC] = { "tx.nic", ATTR_TRANSPORT, PLACE_DEV, PLACE_DEV,
-			  "driver -> transmitted" },
+	[PART_TX_QDISC] = { "tx.qdisc", ATTR_CONGESTION, PLACE_DEV, PLACE_DEV, "qdisc sojourn" },
+	[PART_TX_NIC] = { "tx.nic", ATTR_TRANSPORT, PLACE_DEV, PLACE_DEV, "driver -> transmitted" },
 	[PART_RETRANS_LOSS] = { "tcp.retrans", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
 				"waiting for retransmission, no queue-drop evidence" },
 	[PART_RETRANS_QUEUE] = { "tcp.retrans", ATTR_CONGESTION, FLOWDEV, PLACE_DEV,
@@ -81,7 +78,7 @@ static bool queue_evidence(const struct req_event *ev)
 }
 
 struct filler {
-	__u64 budget;		/* wall time of the phase not yet claimed */
+	__u64 budget;            /* wall time of the phase not yet claimed */
 	__u64 avail[ATTR_PARTS]; /* stage time not yet placed */
 	__u64 *out;
 };
@@ -114,22 +111,23 @@ static void claim_rest(struct filler *f, enum attr_part p)
  * before the thread states; runq before rx.sockq because a request waiting for its reader
  * to get a CPU is a CPU problem first. */
 static const enum attr_part srv_service[] = {
-	PART_RX_STACK, PART_SCHED_RUNQ, PART_GPU_WAIT, PART_SCHED_ONCPU, PART_SCHED_OFFCPU,
-	PART_RX_SOCKQ,
+	PART_RX_STACK,    PART_SCHED_RUNQ,   PART_GPU_WAIT,
+	PART_SCHED_ONCPU, PART_SCHED_OFFCPU, PART_RX_SOCKQ,
 };
 static const enum attr_part srv_response[] = {
-	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_SENDQ_LOSS, PART_TX_NIC,
-	PART_RX_STACK, PART_SCHED_RUNQ, PART_GPU_WAIT, PART_SCHED_ONCPU, PART_SCHED_OFFCPU,
-	PART_RX_SOCKQ,
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC,     PART_TX_SENDQ,
+	PART_TX_SENDQ_LOSS, PART_TX_NIC,       PART_RX_STACK,     PART_SCHED_RUNQ,
+	PART_GPU_WAIT,      PART_SCHED_ONCPU,  PART_SCHED_OFFCPU, PART_RX_SOCKQ,
 };
 static const enum attr_part cli_request[] = {
-	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_SENDQ_LOSS, PART_TX_NIC,
-	PART_RX_STACK,
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ,
+	PART_TX_SENDQ_LOSS, PART_TX_NIC,       PART_RX_STACK,
 };
 /* the client's own reading: runq, then the data it leaves on the socket */
 static const enum attr_part cli_read[] = {
-	PART_SCHED_RUNQ, PART_RX_SOCKQ, PART_SCHED_ONCPU, PART_GPU_WAIT, PART_RX_STACK,
-	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ, PART_TX_SENDQ_LOSS, PART_TX_NIC,
+	PART_SCHED_RUNQ, PART_RX_SOCKQ,      PART_SCHED_ONCPU,  PART_GPU_WAIT,
+	PART_RX_STACK,   PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC,
+	PART_TX_SENDQ,   PART_TX_SENDQ_LOSS, PART_TX_NIC,
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -157,7 +155,7 @@ void attr_split_request(const struct req_event *ev, struct attr_split *o)
 	/* a send queue held back by loss recovery is the loss's doing: the same evidence rule
 	 * as the retransmission itself (a cwnd wait without any loss stays congestion) */
 	f.avail[(ev->retrans || st[STAGE_TCP_RETRANS] || (ev->flags & REQ_F_LOSS_RECOVERY)) &&
-			!o->retrans_congestion
+				!o->retrans_congestion
 			? PART_TX_SENDQ_LOSS
 			: PART_TX_SENDQ] = st[STAGE_TX_SENDQ];
 	f.avail[PART_TX_QDISC] = st[STAGE_TX_QDISC];
@@ -167,8 +165,9 @@ void attr_split_request(const struct req_event *ev, struct attr_split *o)
 	f.avail[PART_SCHED_RUNQ] = st[STAGE_SCHED_RUNQ];
 	f.avail[PART_SCHED_ONCPU] = st[STAGE_SCHED_ONCPU];
 	/* gpu.wait is inside sched.offcpu: count it once, under its own name */
-	f.avail[PART_GPU_WAIT] = st[STAGE_GPU_WAIT] < st[STAGE_SCHED_OFFCPU] ?
-					 st[STAGE_GPU_WAIT] : st[STAGE_SCHED_OFFCPU];
+	f.avail[PART_GPU_WAIT] = st[STAGE_GPU_WAIT] < st[STAGE_SCHED_OFFCPU]
+					 ? st[STAGE_GPU_WAIT]
+					 : st[STAGE_SCHED_OFFCPU];
 	f.avail[PART_SCHED_OFFCPU] = st[STAGE_SCHED_OFFCPU] - f.avail[PART_GPU_WAIT];
 
 	if (ev->role == ROLE_CLIENT) {

@@ -39,47 +39,47 @@ enum attr_class {
 	ATTR_COMPUTE,
 	ATTR_TRANSPORT,
 	ATTR_CONGESTION,
-	ATTR_UNATTRIBUTED,	/* not observable from this host, or covered by no stage */
+	ATTR_UNATTRIBUTED, /* not observable from this host, or covered by no stage */
 	ATTR_CLASSES,
 };
 
 /* The components a request's latency is partitioned into. Most are stages of the
  * catalogue; tcp.retrans and tcp.rtt are split by class; three are residuals. */
 enum attr_part {
-	PART_RX_STACK,		/* rx.stack, transport */
-	PART_RX_SOCKQ,		/* rx.sockq, compute: the application not reading */
-	PART_TX_SENDQ,		/* tx.sendq, congestion: cwnd/pacing waits */
-	PART_TX_QDISC,		/* tx.qdisc, congestion */
-	PART_TX_NIC,		/* tx.nic, transport */
-	PART_RETRANS_LOSS,	/* tcp.retrans without queue-drop evidence, transport */
-	PART_RETRANS_QUEUE,	/* tcp.retrans with ECN CE or queue drops, congestion */
-	PART_RTT_BASE,		/* tcp.rtt up to the path minimum (client only), transport */
-	PART_RTT_QUEUE,		/* tcp.rtt above the minimum (client only), congestion */
-	PART_SCHED_RUNQ,	/* sched.runq, compute */
-	PART_SCHED_ONCPU,	/* sched.oncpu, compute */
-	PART_SCHED_OFFCPU,	/* sched.offcpu minus gpu.wait, compute */
-	PART_GPU_WAIT,		/* gpu.wait, compute */
-	PART_APP_OTHER,		/* server, before the first response, no stage: compute */
-	PART_REMOTE,		/* client: peer + network beyond the RTT, unattributed */
-	PART_UNCOVERED,		/* covered by no stage, unattributed */
-	PART_TX_SENDQ_LOSS,	/* tx.sendq in a request that retransmitted without queue
-				 * evidence: cwnd held back by loss recovery, transport */
+	PART_RX_STACK,      /* rx.stack, transport */
+	PART_RX_SOCKQ,      /* rx.sockq, compute: the application not reading */
+	PART_TX_SENDQ,      /* tx.sendq, congestion: cwnd/pacing waits */
+	PART_TX_QDISC,      /* tx.qdisc, congestion */
+	PART_TX_NIC,        /* tx.nic, transport */
+	PART_RETRANS_LOSS,  /* tcp.retrans without queue-drop evidence, transport */
+	PART_RETRANS_QUEUE, /* tcp.retrans with ECN CE or queue drops, congestion */
+	PART_RTT_BASE,      /* tcp.rtt up to the path minimum (client only), transport */
+	PART_RTT_QUEUE,     /* tcp.rtt above the minimum (client only), congestion */
+	PART_SCHED_RUNQ,    /* sched.runq, compute */
+	PART_SCHED_ONCPU,   /* sched.oncpu, compute */
+	PART_SCHED_OFFCPU,  /* sched.offcpu minus gpu.wait, compute */
+	PART_GPU_WAIT,      /* gpu.wait, compute */
+	PART_APP_OTHER,     /* server, before the first response, no stage: compute */
+	PART_REMOTE,        /* client: peer + network beyond the RTT, unattributed */
+	PART_UNCOVERED,     /* covered by no stage, unattributed */
+	PART_TX_SENDQ_LOSS, /* tx.sendq in a request that retransmitted without queue
+			     * evidence: cwnd held back by loss recovery, transport */
 	ATTR_PARTS,
 };
 
 /* What identifies a place; a part's places are kept at a fine level and, when no fine
  * place holds half of the part's tail time, reported at a coarse one. */
 enum attr_place_field {
-	PLACE_DEV = 1,		/* netns, ifindex, qdisc handle */
-	PLACE_FLOW = 2,		/* local port <-> remote address:port */
-	PLACE_PEER = 4,		/* local port <-> remote address (any remote port) */
-	PLACE_PROC = 8,		/* tgid, comm */
-	PLACE_TID = 16,		/* thread id */
-	PLACE_CPU = 32,		/* CPU the thread last ran on */
+	PLACE_DEV = 1,  /* netns, ifindex, qdisc handle */
+	PLACE_FLOW = 2, /* local port <-> remote address:port */
+	PLACE_PEER = 4, /* local port <-> remote address (any remote port) */
+	PLACE_PROC = 8, /* tgid, comm */
+	PLACE_TID = 16, /* thread id */
+	PLACE_CPU = 32, /* CPU the thread last ran on */
 };
 
 struct attr_part_info {
-	const char *stage;	/* stage name in outputs ("tx.qdisc", "app.other", ...) */
+	const char *stage; /* stage name in outputs ("tx.qdisc", "app.other", ...) */
 	enum attr_class class;
 	unsigned place_fine, place_coarse; /* enum attr_place_field sets */
 	const char *desc;
@@ -91,7 +91,7 @@ const char *attr_class_name(enum attr_class c);
 /* One request's latency L = end_ns - start_ns split into parts that sum to L exactly. */
 struct attr_split {
 	__u64 latency_ns;
-	__u64 ttft_ns;		/* 0 when first_resp_ns is not inside the request */
+	__u64 ttft_ns; /* 0 when first_resp_ns is not inside the request */
 	__u64 part_ns[ATTR_PARTS];
 	__u64 class_ns[ATTR_CLASSES];
 	bool retrans_congestion; /* retransmissions classed congestion (queue evidence) */
@@ -119,44 +119,44 @@ __u64 attr_agg__requests(const struct attr_agg *a);
 
 /* Thresholds of the verdict rule; attr_params__default() gives the documented values. */
 struct attr_params {
-	__u64 min_requests;	/* fewer requests: verdict none ("too few") */
-	__u64 min_excess_ns;	/* tail mean - median mean below this: none */
-	double min_ratio;	/* tail mean / median mean below this: none */
-	double majority;	/* a class with this share of the excess is named */
-	double plurality;	/* ... or with this share and plurality_lead x the runner-up */
+	__u64 min_requests;  /* fewer requests: verdict none ("too few") */
+	__u64 min_excess_ns; /* tail mean - median mean below this: none */
+	double min_ratio;    /* tail mean / median mean below this: none */
+	double majority;     /* a class with this share of the excess is named */
+	double plurality;    /* ... or with this share and plurality_lead x the runner-up */
 	double plurality_lead;
 	__u64 p999_min_requests; /* p99.9 section only with this many requests */
-	int role;		/* enum tt_role to analyse; ROLE_AUTO chooses (see the docs) */
+	int role;                /* enum tt_role to analyse; ROLE_AUTO chooses (see the docs) */
 };
 
 void attr_params__default(struct attr_params *p);
 
 enum attr_verdict_class {
-	VERDICT_NONE,		/* tail not meaningfully worse than the median, or too few */
+	VERDICT_NONE, /* tail not meaningfully worse than the median, or too few */
 	VERDICT_COMPUTE,
 	VERDICT_TRANSPORT,
 	VERDICT_CONGESTION,
-	VERDICT_UNATTRIBUTED,	/* most of the excess is where this host cannot see */
-	VERDICT_MIXED,		/* no class holds a clear majority or plurality */
+	VERDICT_UNATTRIBUTED, /* most of the excess is where this host cannot see */
+	VERDICT_MIXED,        /* no class holds a clear majority or plurality */
 };
 
 const char *attr_verdict_name(enum attr_verdict_class v);
 
 #define ATTR_TOP_STAGES 6
 #define ATTR_TOP_PLACES 3
-#define ATTR_WHERE_LEN 160
+#define ATTR_WHERE_LEN  160
 
 struct attr_place_line {
 	char where[ATTR_WHERE_LEN];
-	double share;		/* of this stage's recorded time in the tail */
+	double share; /* of this stage's recorded time in the tail */
 };
 
 struct attr_stage_line {
 	enum attr_part part;
-	double share;		/* of the group's latency */
-	double excess_share;	/* of the group's excess over the median */
-	double mean_ns;		/* mean per request in the group */
-	double median_mean_ns;	/* ... in the median group */
+	double share;          /* of the group's latency */
+	double excess_share;   /* of the group's excess over the median */
+	double mean_ns;        /* mean per request in the group */
+	double median_mean_ns; /* ... in the median group */
 	struct attr_place_line places[ATTR_TOP_PLACES];
 	int nplaces;
 };
@@ -164,23 +164,23 @@ struct attr_stage_line {
 /* Mean per request of the flow evidence in a group. */
 struct attr_evidence {
 	double retrans, retrans_rto, drops, ecn_ce;
-	double retrans_reqs;	/* share of requests with at least one retransmission */
+	double retrans_reqs;            /* share of requests with at least one retransmission */
 	double retrans_congestion_reqs; /* ... classed congestion */
-	double srtt_ns, min_rtt_ns; /* over requests that carry an RTT */
+	double srtt_ns, min_rtt_ns;     /* over requests that carry an RTT */
 };
 
 struct attr_verdict {
 	enum attr_verdict_class class;
-	enum attr_part part;	/* top stage of the named class (valid unless NONE/MIXED) */
+	enum attr_part part; /* top stage of the named class (valid unless NONE/MIXED) */
 	bool has_part;
 	char where[ATTR_WHERE_LEN];
-	char rule[256];		/* which rule decided, with the numbers */
-	char summary[320];	/* one line a person can act on */
+	char rule[256];    /* which rule decided, with the numbers */
+	char summary[320]; /* one line a person can act on */
 };
 
 struct attr_group {
-	double quantile;	/* 0.99, 0.999; 0 for the median group */
-	__u64 lo_ns, hi_ns;	/* latency range of the buckets taken */
+	double quantile;    /* 0.99, 0.999; 0 for the median group */
+	__u64 lo_ns, hi_ns; /* latency range of the buckets taken */
 	__u64 count;
 	double mean_ns;
 	double class_mean_ns[ATTR_CLASSES];
@@ -188,7 +188,7 @@ struct attr_group {
 	double shares[ATTR_CLASSES];
 	/* tail groups only */
 	double excess_ns;
-	double ratio;		/* mean / median mean */
+	double ratio; /* mean / median mean */
 	double excess_shares[ATTR_CLASSES];
 	struct attr_stage_line stages[ATTR_TOP_STAGES];
 	int nstages;
@@ -198,16 +198,16 @@ struct attr_group {
 
 struct attr_report {
 	double duration_s;
-	int role;			/* ROLE_SERVER or ROLE_CLIENT: the side analysed */
-	char role_rule[160];		/* why that side */
-	__u64 requests;			/* ... of that side */
+	int role;            /* ROLE_SERVER or ROLE_CLIENT: the side analysed */
+	char role_rule[160]; /* why that side */
+	__u64 requests;      /* ... of that side */
 	__u64 server_reqs, client_reqs;
-	bool has_other;			/* the other side had requests too: */
-	struct attr_verdict other;	/* its p99 verdict */
+	bool has_other;            /* the other side had requests too: */
+	struct attr_verdict other; /* its p99 verdict */
 	struct hist_summary latency, ttft, gap;
 	struct attr_group median, tail, p999;
 	bool has_p999;
-	__u64 places_unstored;		/* place updates the bounded table could not keep */
+	__u64 places_unstored; /* place updates the bounded table could not keep */
 	__u64 places_unstored_ns;
 	struct attr_params params;
 };

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOW_REFRESH 64		/* requests between threshold updates, ... */
-#define SLOW_REFRESH_BUSY 1024	/* ... once 8192 are seen: 1024 more move the p99 little */
-#define SLOW_MIN_SEEN 100	/* fewer: no p99 yet, every request is a candidate */
+#define SLOW_REFRESH      64   /* requests between threshold updates, ... */
+#define SLOW_REFRESH_BUSY 1024 /* ... once 8192 are seen: 1024 more move the p99 little */
+#define SLOW_MIN_SEEN     100  /* fewer: no p99 yet, every request is a candidate */
 
 static __u64 lat_of(const struct req_event *ev)
 {
@@ -131,8 +131,7 @@ static __u64 count_from(const struct hist *h, __u64 t)
 	return n;
 }
 
-size_t slow_keep__take(struct slow_keep *k, struct req_event *out, __u64 *cut,
-		       __u64 *threshold_ns)
+size_t slow_keep__take(struct slow_keep *k, struct req_event *out, __u64 *cut, __u64 *threshold_ns)
 {
 	__u64 seen, slow, t = p99_floor(k, &seen);
 	/* the interval's own p99 group by rank (nearest rank: ranks ceil(0.99 n)..n): ties at

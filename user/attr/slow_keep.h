@@ -10,10 +10,10 @@
 #include "tailtrace.h"
 
 struct slow_keep {
-	struct req_event *heap;	/* kept requests, a min-heap on latency */
+	struct req_event *heap; /* kept requests, a min-heap on latency */
 	size_t n, cap;
-	struct hist cur, prev;	/* latencies of this interval and of the one before */
-	__u64 threshold;	/* p99 of prev + cur, 0 while fewer than 100 requests */
+	struct hist cur, prev; /* latencies of this interval and of the one before */
+	__u64 threshold;       /* p99 of prev + cur, 0 while fewer than 100 requests */
 	__u64 since_refresh;
 };
 
@@ -25,7 +25,6 @@ void slow_keep__offer(struct slow_keep *k, const struct req_event *ev);
  * at most 1 % of the interval's requests, rounded up) to out (room for `cap`), slowest
  * first, and returns their number; *cut gets how many more of them there were than room,
  * *threshold_ns the threshold. Starts the next interval. */
-size_t slow_keep__take(struct slow_keep *k, struct req_event *out, __u64 *cut,
-		       __u64 *threshold_ns);
+size_t slow_keep__take(struct slow_keep *k, struct req_event *out, __u64 *cut, __u64 *threshold_ns);
 
 #endif

@@ -9,8 +9,7 @@
 #include "collect/session.h"
 #include "cmd/stage_report.h"
 
-static void print(struct session *ss, const struct snapshot *snap, double dur, bool last,
-		  void *ctx)
+static void print(struct session *ss, const struct snapshot *snap, double dur, bool last, void *ctx)
 {
 	struct attr_params p;
 	struct attr_report r;
@@ -43,8 +42,8 @@ int cmd_explain(int argc, char **argv)
 	int r;
 
 	r = session_start(&ss, "explain", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_ROLE |
-				  OPT_CUDA,
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON |
+				  OPT_ROLE | OPT_CUDA,
 			  COLL_REQUESTS, NULL);
 	if (r >= 0)
 		return r;

@@ -23,8 +23,7 @@ static unsigned int hist_features(const struct tt_opts *o)
 	return f;
 }
 
-static void emit(struct session *ss, const struct snapshot *snap, double dur, bool last,
-		 void *ctx)
+static void emit(struct session *ss, const struct snapshot *snap, double dur, bool last, void *ctx)
 {
 	struct stage_report_opts ro;
 
@@ -32,8 +31,9 @@ static void emit(struct session *ss, const struct snapshot *snap, double dur, bo
 	/* without -i only the final, whole-run snapshot is printed */
 	if (ss->o.interval_s <= 0 && !last)
 		return;
-	ro = (struct stage_report_opts){ .stages = ss->o.stages, .nstages = ss->o.nstages,
-					.duration_s = dur, .chart = true };
+	ro = (struct stage_report_opts){
+		.stages = ss->o.stages, .nstages = ss->o.nstages, .duration_s = dur, .chart = true
+	};
 
 	if (ss->o.json) {
 		struct json_writer w;
@@ -56,8 +56,8 @@ int cmd_hist(int argc, char **argv)
 	int r;
 
 	r = session_start(&ss, "hist", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON | OPT_STAGE |
-				  OPT_BY | OPT_ROLE | OPT_CUDA,
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_JSON |
+				  OPT_STAGE | OPT_BY | OPT_ROLE | OPT_CUDA,
 			  0, hist_features);
 	if (r >= 0)
 		return r;

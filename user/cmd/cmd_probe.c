@@ -11,8 +11,7 @@
 #include "rdma/rdma_tracer.h"
 #include "core/stages.h"
 
-static const char *const tstamp_names[PT__MAX] = { "SENDMSG", "SCHED", "SND_SW", "SND_HW",
-						    "ACK" };
+static const char *const tstamp_names[PT__MAX] = { "SENDMSG", "SCHED", "SND_SW", "SND_HW", "ACK" };
 
 static void print_json(const struct kernel_caps *c, const struct rdma_support *rs)
 {
@@ -76,17 +75,17 @@ static void print_text(const struct kernel_caps *c, const struct rdma_support *r
 
 	printf("kernel      %s\n", c->release);
 	printf("BTF         %s\n", c->btf ? "yes (/sys/kernel/btf/vmlinux)" : "NO");
-	printf("tracefs     %s\n", c->tracefs ? (c->tracefs_mounted_by_us ? "yes (mounted now)"
-								 : "yes")
-					     : "no (mount -t tracefs nodev /sys/kernel/tracing)");
+	printf("tracefs     %s\n",
+	       c->tracefs ? (c->tracefs_mounted_by_us ? "yes (mounted now)" : "yes")
+			  : "no (mount -t tracefs nodev /sys/kernel/tracing)");
 	printf("\nhook kinds (loaded, attached and fired here):\n");
 	for (int k = 0; k < PK__MAX; k++)
-		printf("  %-24s %-4s %s\n", probe_kind_name(k), c->kinds[k].available ? "yes" : "no",
-		       c->kinds[k].detail);
+		printf("  %-24s %-4s %s\n", probe_kind_name(k),
+		       c->kinds[k].available ? "yes" : "no", c->kinds[k].detail);
 	printf("\ntracepoints:\n");
 	for (int i = 0; i < c->ntps; i++)
-		printf("  %-28s tp_btf %-3s tracefs %s\n", c->tps[i].name, c->tps[i].btf ? "yes" : "no",
-		       c->tps[i].tracefs ? "yes" : "no");
+		printf("  %-28s tp_btf %-3s tracefs %s\n", c->tps[i].name,
+		       c->tps[i].btf ? "yes" : "no", c->tps[i].tracefs ? "yes" : "no");
 	printf("\nstages:\n");
 	for (int s = 0; s < STAGE__MAX; s++) {
 		stage_feed_of(c, s, &feed);

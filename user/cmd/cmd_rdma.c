@@ -81,7 +81,7 @@ struct view {
 	bool counters;
 	struct rdma_window_call call;
 	const struct rdma_counter_set *cset; /* warnings */
-	double p99_ratio;		     /* window p99 / p99 before it, 0 if unknown */
+	double p99_ratio;                    /* window p99 / p99 before it, 0 if unknown */
 };
 
 static const struct hist *row_hist(const struct rdma_row *r, bool total)
@@ -322,27 +322,27 @@ static void json_loss(struct json_writer *w, const struct rdma_read *rd, const s
 		const char *name;
 		int idx;
 	} cnames[] = {
-	    {"post_calls", RC_POST_CALLS},
-	    {"post_wrs", RC_POST_WRS},
-	    {"post_truncated", RC_POST_TRUNC},
-	    {"unsignaled", RC_UNSIGNALED},
-	    {"inflight_inserts", RC_INFLIGHT_INSERTS},
-	    {"inflight_dup", RC_INFLIGHT_DUP},
-	    {"inflight_update_fail", RC_INFLIGHT_FAIL},
-	    {"inflight_deletes", RC_INFLIGHT_DELETES},
-	    {"poll_calls", RC_POLL_CALLS},
-	    {"poll_wcs", RC_POLL_WCS},
-	    {"poll_truncated", RC_POLL_TRUNC},
-	    {"unmatched", RC_UNMATCHED},
-	    {"error_completions", RC_ERRORS},
-	    {"hist_inserts", RC_HIST_INSERTS},
-	    {"hist_update_fail", RC_HIST_FAIL},
-	    {"thread_state_fail", RC_THREAD_FAIL},
-	    {"qp_state_fail", RC_QP_FAIL},
-	    {"ctx_events", RC_CTX_EVENTS},
-	    {"ctx_lost", RC_CTX_LOST},
-	    {"cq_event_calls", RC_CQEV_CALLS},
-	    {"cq_event_immediate", RC_CQEV_IMMEDIATE},
+		{ "post_calls", RC_POST_CALLS },
+		{ "post_wrs", RC_POST_WRS },
+		{ "post_truncated", RC_POST_TRUNC },
+		{ "unsignaled", RC_UNSIGNALED },
+		{ "inflight_inserts", RC_INFLIGHT_INSERTS },
+		{ "inflight_dup", RC_INFLIGHT_DUP },
+		{ "inflight_update_fail", RC_INFLIGHT_FAIL },
+		{ "inflight_deletes", RC_INFLIGHT_DELETES },
+		{ "poll_calls", RC_POLL_CALLS },
+		{ "poll_wcs", RC_POLL_WCS },
+		{ "poll_truncated", RC_POLL_TRUNC },
+		{ "unmatched", RC_UNMATCHED },
+		{ "error_completions", RC_ERRORS },
+		{ "hist_inserts", RC_HIST_INSERTS },
+		{ "hist_update_fail", RC_HIST_FAIL },
+		{ "thread_state_fail", RC_THREAD_FAIL },
+		{ "qp_state_fail", RC_QP_FAIL },
+		{ "ctx_events", RC_CTX_EVENTS },
+		{ "ctx_lost", RC_CTX_LOST },
+		{ "cq_event_calls", RC_CQEV_CALLS },
+		{ "cq_event_immediate", RC_CQEV_IMMEDIATE },
 	};
 
 	jw_object_begin(w, "loss");
@@ -422,8 +422,10 @@ static double p99_ratio(const struct rdma_read *rd)
 
 static int report(struct rdma_cmd *c, bool total, double seconds)
 {
-	struct rdma_counter_set cur = {0};
-	struct view v = {.type = total ? "total" : "interval", .seconds = seconds, .total = total};
+	struct rdma_counter_set cur = { 0 };
+	struct view v = { .type = total ? "total" : "interval",
+			  .seconds = seconds,
+			  .total = total };
 	char msg[256];
 	int err;
 

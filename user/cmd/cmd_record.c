@@ -18,10 +18,10 @@
  * find attribution's tables still in cache: 4 wake-ups a second instead of 20 cost about
  * 0.2 % of a core less at 10k requests/s. A scrape must not wait that long: with
  * --listen the loop keeps the short step. */
-#define RECORD_POLL_MS 250
+#define RECORD_POLL_MS      250
 #define RECORD_POLL_HTTP_MS 50
-#define RECORD_OPTS                                                                          \
-	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |   \
+#define RECORD_OPTS                                                                                \
+	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |        \
 	 OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY)
 
 static double cpu_seconds(void)

@@ -22,8 +22,8 @@
 
 enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_PPROF, FMT_PERFETTO, FMT_OPENMETRICS };
 
-static const char *const format_names[] = { "text", "json", "folded", "pprof", "perfetto",
-					    "openmetrics" };
+static const char *const format_names[] = { "text",  "json",     "folded",
+					    "pprof", "perfetto", "openmetrics" };
 
 struct window_ctx {
 	__u64 from_ns, to_ns;
@@ -209,9 +209,10 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 		fprintf(f, "%s%s %llu", i % 4 ? ", " : "\n  ", rec_counter_name(i),
 			(unsigned long long)s->counters[i]);
 	format_ns(a, sizeof(a), (double)s->slow_threshold_ns);
-	fprintf(f, "\nhistogram keys: %llu live, %llu evicted; events lost: %llu\n"
-		   "flight recorder: %zu slow requests kept, %llu cut, threshold %s\n"
-		   "tailtrace itself: %.2f s CPU, %llu kB RSS\n",
+	fprintf(f,
+		"\nhistogram keys: %llu live, %llu evicted; events lost: %llu\n"
+		"flight recorder: %zu slow requests kept, %llu cut, threshold %s\n"
+		"tailtrace itself: %.2f s CPU, %llu kB RSS\n",
 		(unsigned long long)s->hist_live, (unsigned long long)s->hist_evicted,
 		(unsigned long long)s->events_lost, s->nslow, (unsigned long long)s->slow_cut, a,
 		s->self_cpu_s, (unsigned long long)s->self_rss_kb);
@@ -400,7 +401,8 @@ static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_fo
 				break;
 		if (i == sizeof(format_names) / sizeof(format_names[0])) {
 			tt_error("unknown --format '%s' (text, json, folded, pprof, perfetto, "
-				 "openmetrics)", o->format);
+				 "openmetrics)",
+				 o->format);
 			return 2;
 		}
 		if (o->json && i != FMT_JSON) {
@@ -411,12 +413,14 @@ static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_fo
 	}
 	if (o->from && rec_parse_time(o->from, now_ns(), &w->from_ns)) {
 		tt_error("invalid --from '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
-			 "or -10m)", o->from);
+			 "or -10m)",
+			 o->from);
 		return 2;
 	}
 	if (o->to && rec_parse_time(o->to, now_ns(), &w->to_ns)) {
 		tt_error("invalid --to '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
-			 "or -10m)", o->to);
+			 "or -10m)",
+			 o->to);
 		return 2;
 	}
 	if (w->from_ns >= w->to_ns) {

@@ -16,10 +16,10 @@ static const int top_stages[] = { STAGE_TX_SENDQ, STAGE_TX_QDISC, STAGE_TCP_RTT,
 #define NTOP (int)(sizeof(top_stages) / sizeof(top_stages[0]))
 
 struct top_row {
-	struct hist_key group;	/* stage and place zeroed: the group alone */
+	struct hist_key group; /* stage and place zeroed: the group alone */
 	struct hist h[NTOP];
-	__u64 samples;		/* rtt samples: a proxy of the segment rate */
-	__u64 retrans;		/* timed retransmissions of the group */
+	__u64 samples; /* rtt samples: a proxy of the segment rate */
+	__u64 retrans; /* timed retransmissions of the group */
 };
 
 static int find_row(struct top_row **rows, size_t *n, const struct hist_key *k)
@@ -60,8 +60,7 @@ static void fmt(char *buf, size_t len, __u64 ns)
 		snprintf(buf, len, "%.0fus", ns / 1e3);
 }
 
-static void draw(struct session *ss, const struct snapshot *s, double dur, bool last,
-		 void *ctx)
+static void draw(struct session *ss, const struct snapshot *s, double dur, bool last, void *ctx)
 {
 	bool tty = *(const bool *)ctx;
 	struct top_row *rows = NULL;
@@ -101,8 +100,8 @@ static void draw(struct session *ss, const struct snapshot *s, double dur, bool 
 		}
 		stage_report_group(&rows[i].group, g, sizeof(g));
 		printf("%-26.26s %9.1f %8s %8s %8s %8s %8s %8s %8s %8s %7llu\n", g,
-		       dur > 0 ? rows[i].samples / dur : 0.0, v[0], v[1], v[2], v[3], v[4], v[5], v[6],
-		       v[7], (unsigned long long)rows[i].retrans);
+		       dur > 0 ? rows[i].samples / dur : 0.0, v[0], v[1], v[2], v[3], v[4], v[5],
+		       v[6], v[7], (unsigned long long)rows[i].retrans);
 	}
 	if (!n)
 		printf("(no traffic matched the filters in this interval)\n");
@@ -120,8 +119,8 @@ int cmd_top(int argc, char **argv)
 	int r;
 
 	r = session_start(&ss, "top", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BY | OPT_COUNT, 0,
-			  NULL);
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BY | OPT_COUNT,
+			  0, NULL);
 	if (r >= 0)
 		return r;
 	return session_run(&ss, ss.o.interval_s > 0 ? ss.o.interval_s : 1, ss.o.count, draw, &tty);

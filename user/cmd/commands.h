@@ -8,7 +8,7 @@ struct tt_cmd {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
-	const char *usage;	/* options and examples, shown by `tailtrace CMD --help` */
+	const char *usage; /* options and examples, shown by `tailtrace CMD --help` */
 };
 
 int cmd_probe(int argc, char **argv);

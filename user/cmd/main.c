@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmd/commands.h"
-#include "version.h"	/* generated: $(BUILD)/version.h */
+#include "version.h" /* generated: $(BUILD)/version.h */
 
 /* Only implemented commands are listed here, and so in --help. */
 static const struct tt_cmd cmds[] = {
@@ -46,8 +46,10 @@ static const struct tt_cmd cmds[] = {
 	  "  tailtrace hist --port 8000 -d 10\n"
 	  "  tailtrace hist --port 8000 --by raddr --stage tx.qdisc --stage tcp.rtt -i 5\n"
 	  "  tailtrace hist --dev eth0 --stage tx.qdisc -d 30 -j\n" },
-	{ "explain", cmd_explain, "why the tail is slow: compute, transport or congestion, and where",
-	  "Usage: tailtrace explain [filters] [-d SEC] [-i SEC] [--role server|client|auto] [--cuda] [-j]\n"
+	{ "explain", cmd_explain,
+	  "why the tail is slow: compute, transport or congestion, and where",
+	  "Usage: tailtrace explain [filters] [-d SEC] [-i SEC] [--role server|client|auto] "
+	  "[--cuda] [-j]\n"
 	  "\n"
 	  "Splits each request on the selected TCP connections (inbound then outbound data on\n"
 	  "a server socket, the reverse on a client socket; no payload is read) into TCP path\n"
@@ -78,7 +80,8 @@ static const struct tt_cmd cmds[] = {
 	  "  tailtrace top --port 8000 --by raddr\n"
 	  "  tailtrace top --comm vllm --by port -i 5 --count 12 > top.log\n" },
 	{ "record", cmd_record, "always-on profiling into rotating segment files (see report)",
-	  "Usage: tailtrace record -o DIR [-i SEC] [--max-size SIZE] [--listen ADDR:PORT] [filters]\n"
+	  "Usage: tailtrace record -o DIR [-i SEC] [--max-size SIZE] [--listen ADDR:PORT] "
+	  "[filters]\n"
 	  "                        [-d SEC] [--by KEY] [--role ROLE] [--cuda]\n"
 	  "\n"
 	  "Every interval appends a snapshot (stage histograms per group, the attribution\n"
@@ -118,9 +121,11 @@ static const struct tt_cmd cmds[] = {
 	  "\n"
 	  "Examples:\n"
 	  "  tailtrace report /var/lib/tailtrace --from -10m\n"
-	  "  tailtrace report /var/lib/tailtrace --from '2024-05-01 12:00' --to '2024-05-01 12:30' -j\n"
+	  "  tailtrace report /var/lib/tailtrace --from '2024-05-01 12:00' --to '2024-05-01 12:30' "
+	  "-j\n"
 	  "  tailtrace report rec/ --format folded | flamegraph.pl > tail.svg\n"
-	  "  tailtrace report rec/ --format pprof -o tail.pb.gz && go tool pprof -http=: tail.pb.gz\n"
+	  "  tailtrace report rec/ --format pprof -o tail.pb.gz && go tool pprof -http=: "
+	  "tail.pb.gz\n"
 	  "  tailtrace report rec/ --format perfetto -o slow.json   # open in ui.perfetto.dev\n"
 	  "  tailtrace report rec/ --format openmetrics -o w.om &&\n"
 	  "    promtool tsdb create-blocks-from openmetrics w.om ./data\n" },
@@ -151,8 +156,10 @@ static const struct tt_cmd cmds[] = {
 	  "Examples:\n"
 	  "  tailtrace rdma -p $(pgrep -n vllm) -i 1\n"
 	  "  tailtrace rdma -p 4242 --rdma-probe libmlx5.so.1:mlx5_post_send --rdma-full -d 10\n"
-	  "  tailtrace rdma -p 4242 --rdma-probe poll_cq=/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so:0x2f1c0\n"
-	  "  tailtrace rdma -p 4242 --sysfs-root /tmp/roce-tree -i 1 -j   # fabricated counters\n" },
+	  "  tailtrace rdma -p 4242 --rdma-probe "
+	  "poll_cq=/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so:0x2f1c0\n"
+	  "  tailtrace rdma -p 4242 --sysfs-root /tmp/roce-tree -i 1 -j   # fabricated "
+	  "counters\n" },
 };
 
 static void usage(FILE *f)
@@ -164,9 +171,10 @@ static void usage(FILE *f)
 		   "Commands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "\nCommon options: -p/--pid PID, --comm NAME, --cgroup PATH, --port N\n"
-		   "(repeatable, local or remote), --dev IFNAME, -d/--duration SEC,\n"
-		   "-i/--interval SEC, -j/--json, -v/--verbose. Needs root (CAP_BPF, CAP_PERFMON).\n");
+	fprintf(f,
+		"\nCommon options: -p/--pid PID, --comm NAME, --cgroup PATH, --port N\n"
+		"(repeatable, local or remote), --dev IFNAME, -d/--duration SEC,\n"
+		"-i/--interval SEC, -j/--json, -v/--verbose. Needs root (CAP_BPF, CAP_PERFMON).\n");
 }
 
 void cmd_print_help(const char *name)

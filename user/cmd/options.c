@@ -10,9 +10,26 @@
 #include "cmd/options.h"
 #include "core/stages.h"
 
-enum { LO_COMM = 256, LO_CGROUP, LO_PORT, LO_DEV, LO_STAGE, LO_BY, LO_ROLE, LO_CUDA,
-       LO_MAX_SIZE, LO_LISTEN, LO_FROM, LO_TO, LO_FORMAT, LO_RDMA_PROBE, LO_SYSFS_ROOT,
-       LO_RDMA_FULL, LO_COUNT, LO_RDMA };
+enum {
+	LO_COMM = 256,
+	LO_CGROUP,
+	LO_PORT,
+	LO_DEV,
+	LO_STAGE,
+	LO_BY,
+	LO_ROLE,
+	LO_CUDA,
+	LO_MAX_SIZE,
+	LO_LISTEN,
+	LO_FROM,
+	LO_TO,
+	LO_FORMAT,
+	LO_RDMA_PROBE,
+	LO_SYSFS_ROOT,
+	LO_RDMA_FULL,
+	LO_COUNT,
+	LO_RDMA
+};
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -48,26 +65,50 @@ static const char shortopts[] = ":p:d:i:jvho:";
 static unsigned int opt_bit(int c)
 {
 	switch (c) {
-	case 'p': return OPT_PID;
-	case LO_COMM: return OPT_COMM;
-	case LO_CGROUP: return OPT_CGROUP;
-	case LO_PORT: return OPT_PORT;
-	case LO_DEV: return OPT_DEV;
-	case 'd': return OPT_DURATION;
-	case 'i': return OPT_INTERVAL;
-	case LO_COUNT: return OPT_COUNT;
-	case 'j': return OPT_JSON;
-	case LO_STAGE: return OPT_STAGE;
-	case LO_BY: return OPT_BY;
-	case LO_ROLE: return OPT_ROLE;
-	case LO_CUDA: return OPT_CUDA;
-	case 'o': return OPT_OUTPUT;
-	case LO_MAX_SIZE: return OPT_MAX_SIZE;
-	case LO_LISTEN: return OPT_LISTEN;
-	case LO_FROM: case LO_TO: return OPT_FROM_TO;
-	case LO_FORMAT: return OPT_FORMAT;
-	case LO_RDMA_PROBE: case LO_SYSFS_ROOT: case LO_RDMA_FULL: case LO_RDMA: return OPT_RDMA;
-	default: return 0; /* -v and -h are always accepted */
+	case 'p':
+		return OPT_PID;
+	case LO_COMM:
+		return OPT_COMM;
+	case LO_CGROUP:
+		return OPT_CGROUP;
+	case LO_PORT:
+		return OPT_PORT;
+	case LO_DEV:
+		return OPT_DEV;
+	case 'd':
+		return OPT_DURATION;
+	case 'i':
+		return OPT_INTERVAL;
+	case LO_COUNT:
+		return OPT_COUNT;
+	case 'j':
+		return OPT_JSON;
+	case LO_STAGE:
+		return OPT_STAGE;
+	case LO_BY:
+		return OPT_BY;
+	case LO_ROLE:
+		return OPT_ROLE;
+	case LO_CUDA:
+		return OPT_CUDA;
+	case 'o':
+		return OPT_OUTPUT;
+	case LO_MAX_SIZE:
+		return OPT_MAX_SIZE;
+	case LO_LISTEN:
+		return OPT_LISTEN;
+	case LO_FROM:
+	case LO_TO:
+		return OPT_FROM_TO;
+	case LO_FORMAT:
+		return OPT_FORMAT;
+	case LO_RDMA_PROBE:
+	case LO_SYSFS_ROOT:
+	case LO_RDMA_FULL:
+	case LO_RDMA:
+		return OPT_RDMA;
+	default:
+		return 0; /* -v and -h are always accepted */
 	}
 }
 
@@ -124,11 +165,25 @@ int parse_size(const char *s, __u64 *out)
 	if (errno || end == s)
 		return -EINVAL;
 	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: return -EINVAL;
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	default:
+		return -EINVAL;
 	}
 	if (*end == 'i')
 		end++;

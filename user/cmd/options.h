@@ -8,7 +8,7 @@
 #include "tailtrace.h"
 
 #define TT_MAX_STAGES_SEL 32
-#define TT_MAX_DEVS 8
+#define TT_MAX_DEVS       8
 
 /* Option bits: each command says which options it accepts. */
 enum tt_opt_bit {
@@ -35,35 +35,35 @@ enum tt_opt_bit {
 #define OPT_FILTERS (OPT_PID | OPT_COMM | OPT_CGROUP | OPT_PORT | OPT_DEV)
 
 struct tt_opts {
-	unsigned int seen;		/* OPT_* bits given on the command line */
-	__u32 pid;			/* -p: tgid, 0 = any */
-	char comm[16];			/* --comm */
-	char cgroup_path[4096];		/* --cgroup */
-	__u16 ports[TT_MAX_PORTS];	/* --port, local or remote */
+	unsigned int seen;         /* OPT_* bits given on the command line */
+	__u32 pid;                 /* -p: tgid, 0 = any */
+	char comm[16];             /* --comm */
+	char cgroup_path[4096];    /* --cgroup */
+	__u16 ports[TT_MAX_PORTS]; /* --port, local or remote */
 	int nports;
-	char devs[TT_MAX_DEVS][80];	/* --dev [NETNS/]IFNAME */
+	char devs[TT_MAX_DEVS][80]; /* --dev [NETNS/]IFNAME */
 	int ndevs;
-	double duration_s;		/* -d, 0 = until interrupted */
-	double interval_s;		/* -i, 0 = only at the end */
-	long count;			/* --count: number of intervals, 0 = unbounded */
-	bool json;			/* -j */
-	int verbose;			/* -v */
-	int stages[TT_MAX_STAGES_SEL];	/* --stage, enum tt_stage */
+	double duration_s;             /* -d, 0 = until interrupted */
+	double interval_s;             /* -i, 0 = only at the end */
+	long count;                    /* --count: number of intervals, 0 = unbounded */
+	bool json;                     /* -j */
+	int verbose;                   /* -v */
+	int stages[TT_MAX_STAGES_SEL]; /* --stage, enum tt_stage */
 	int nstages;
-	int by;				/* --by, enum tt_group_by */
-	int role;			/* --role, enum tt_role */
-	bool cuda;			/* --cuda */
-	const char *output;		/* -o */
-	__u64 max_size;			/* --max-size in bytes */
-	const char *listen;		/* --listen ADDR:PORT */
-	const char *from, *to;		/* --from, --to */
-	const char *format;		/* --format */
-	const char *rdma_probes[8];	/* --rdma-probe LIB:SYMBOL|LIB:0xOFFSET */
+	int by;                     /* --by, enum tt_group_by */
+	int role;                   /* --role, enum tt_role */
+	bool cuda;                  /* --cuda */
+	const char *output;         /* -o */
+	__u64 max_size;             /* --max-size in bytes */
+	const char *listen;         /* --listen ADDR:PORT */
+	const char *from, *to;      /* --from, --to */
+	const char *format;         /* --format */
+	const char *rdma_probes[8]; /* --rdma-probe LIB:SYMBOL|LIB:0xOFFSET */
 	int nrdma_probes;
-	const char *sysfs_root;		/* --sysfs-root */
-	bool rdma_full;			/* --rdma-full: trace every poll */
-	bool rdma;			/* --rdma: add the RDMA stages (hist, top, explain, record) */
-	char **args;			/* positional arguments left */
+	const char *sysfs_root; /* --sysfs-root */
+	bool rdma_full;         /* --rdma-full: trace every poll */
+	bool rdma;              /* --rdma: add the RDMA stages (hist, top, explain, record) */
+	char **args;            /* positional arguments left */
 	int nargs;
 };
 

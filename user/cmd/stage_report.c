@@ -63,8 +63,7 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 	}
 }
 
-void stage_report_place(const struct snapshot *s, const struct hist_key *k, char *buf,
-			size_t len)
+void stage_report_place(const struct snapshot *s, const struct hist_key *k, char *buf, size_t len)
 {
 	const char *name;
 	char dev[48];
@@ -200,10 +199,9 @@ void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
 	jw_uint(w, "evicted", s->hist_evicted);
 	jw_uint(w, "lost", s->events_lost);
 	jw_uint(w, "unmatched_stamps", s->pkt_unmatched);
-	jw_uint(w, "failed_updates", s->counters[CNT_HIST_UPDATE_FAIL] +
-					 s->counters[CNT_FLOW_UPDATE_FAIL] +
-					 s->counters[CNT_PKT_UPDATE_FAIL] +
-					 s->counters[CNT_SCHED_UPDATE_FAIL]);
+	jw_uint(w, "failed_updates",
+		s->counters[CNT_HIST_UPDATE_FAIL] + s->counters[CNT_FLOW_UPDATE_FAIL] +
+			s->counters[CNT_PKT_UPDATE_FAIL] + s->counters[CNT_SCHED_UPDATE_FAIL]);
 	jw_uint(w, "slow_requests_cut", s->slow_cut);
 	jw_uint(w, "sends_untimed", s->counters[CNT_SENDS_UNTIMED]);
 	jw_uint(w, "closes_unseen", s->counters[CNT_CLOSES_UNSEEN]);
@@ -330,9 +328,10 @@ void stage_report_counters_text(const struct snapshot *s, FILE *f)
 	char name[64];
 	bool any = false;
 
-	fprintf(f, "retransmits %llu (timeout %llu, fast %llu, tlp %llu, other %llu, syn-ack %llu,"
-		   " untimed %llu, unseen %llu)"
-		   "  drops %llu  ecn_ce %llu  qdisc packets %llu drops %llu\n",
+	fprintf(f,
+		"retransmits %llu (timeout %llu, fast %llu, tlp %llu, other %llu, syn-ack %llu,"
+		" untimed %llu, unseen %llu)"
+		"  drops %llu  ecn_ce %llu  qdisc packets %llu drops %llu\n",
 		(unsigned long long)s->counters[CNT_RETRANS],
 		(unsigned long long)s->counters[CNT_RETRANS_RTO],
 		(unsigned long long)s->counters[CNT_RETRANS_FAST],
@@ -348,22 +347,24 @@ void stage_report_counters_text(const struct snapshot *s, FILE *f)
 	for (int i = 0; i < TT_DROP_REASONS; i++) {
 		if (!s->drop_reasons[i])
 			continue;
-		fprintf(f, "%s%s %llu", any ? ", " : "drop reasons: ",
-			drop_reason_name(i, name, sizeof(name)), (unsigned long long)s->drop_reasons[i]);
+		fprintf(f, "%s%s %llu",
+			any ? ", " : "drop reasons: ", drop_reason_name(i, name, sizeof(name)),
+			(unsigned long long)s->drop_reasons[i]);
 		any = true;
 	}
 	if (any)
 		fputc('\n', f);
-	fprintf(f, "tailtrace losses: evicted %llu  lost events %llu  unmatched stamps %llu  "
-		   "failed updates %llu  slow requests cut %llu  untimed sends %llu  unseen closes %llu\n",
+	fprintf(f,
+		"tailtrace losses: evicted %llu  lost events %llu  unmatched stamps %llu  "
+		"failed updates %llu  slow requests cut %llu  untimed sends %llu  unseen closes "
+		"%llu\n",
 		(unsigned long long)s->hist_evicted, (unsigned long long)s->events_lost,
 		(unsigned long long)s->pkt_unmatched,
 		(unsigned long long)(s->counters[CNT_HIST_UPDATE_FAIL] +
 				     s->counters[CNT_FLOW_UPDATE_FAIL] +
 				     s->counters[CNT_PKT_UPDATE_FAIL] +
 				     s->counters[CNT_SCHED_UPDATE_FAIL]),
-		(unsigned long long)s->slow_cut,
-		(unsigned long long)s->counters[CNT_SENDS_UNTIMED],
+		(unsigned long long)s->slow_cut, (unsigned long long)s->counters[CNT_SENDS_UNTIMED],
 		(unsigned long long)s->counters[CNT_CLOSES_UNSEEN]);
 }
 
@@ -392,8 +393,8 @@ void stage_report_text(const struct snapshot *s, const struct stage_report_opts 
 		fmt_us(c[4], 16, sum.p999_ns);
 		fmt_us(c[5], 16, sum.max_ns);
 		fprintf(f, "%-12s %-11s %-22.22s %9llu %9s %9s %9s %9s %9s  %s%s%s\n", si->name,
-			class_name(si->class), group, (unsigned long long)sum.count, c[0], c[1], c[2],
-			c[3], c[4], c[5], place[0] ? "  " : "", place);
+			class_name(si->class), group, (unsigned long long)sum.count, c[0], c[1],
+			c[2], c[3], c[4], c[5], place[0] ? "  " : "", place);
 		if (ro->chart)
 			chart(&v[i].h, f);
 	}

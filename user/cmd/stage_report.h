@@ -10,16 +10,15 @@
 #include "core/snapshot.h"
 
 struct stage_report_opts {
-	const int *stages;	/* selected stages (enum tt_stage); NULL = the default set */
+	const int *stages; /* selected stages (enum tt_stage); NULL = the default set */
 	int nstages;
 	double duration_s;
-	bool chart;		/* text: draw a bucket chart under each row */
+	bool chart; /* text: draw a bucket chart under each row */
 };
 
 /* Group and place labels of a histogram key ("port 7000", "dev eth0 qdisc 1:0"). */
 void stage_report_group(const struct hist_key *k, char *buf, size_t len);
-void stage_report_place(const struct snapshot *s, const struct hist_key *k, char *buf,
-			size_t len);
+void stage_report_place(const struct snapshot *s, const struct hist_key *k, char *buf, size_t len);
 /* Name of a kernel drop reason (SKB_DROP_REASON_*), from vmlinux BTF when available. */
 const char *drop_reason_name(unsigned int reason, char *buf, size_t len);
 bool stage_report_selected(const struct stage_report_opts *ro, int stage);

@@ -93,7 +93,8 @@ static const char *find_libcuda(void)
 {
 	static const char *const paths[] = { "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
 					     "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
-					     "/usr/lib64/libcuda.so.1", "/usr/local/cuda/lib64/libcuda.so.1",
+					     "/usr/lib64/libcuda.so.1",
+					     "/usr/local/cuda/lib64/libcuda.so.1",
 					     "/usr/lib/wsl/lib/libcuda.so.1" };
 	const char *env = getenv("TAILTRACE_LIBCUDA");
 
@@ -135,7 +136,6 @@ static void note_missing(struct collector *c)
 	}
 }
 
-
 /* User input first, so a typo is a usage error before anything is loaded. *cgfd gets the
  * --cgroup directory, opened (-1 without --cgroup). */
 static int check_user_input(const struct tt_opts *o, int *cgfd, char *err, size_t errlen,
@@ -171,12 +171,13 @@ static int set_filters(struct collector *c, const struct tt_opts *o, int cgfd, c
 		r = netdev_resolve(o->devs[i], &ref);
 		if (r) {
 			*usage = true;
-			return fail(err, errlen, r,
-				    r == -EEXIST
+			return fail(
+				err, errlen, r,
+				r == -EEXIST
 					? "device '%s' exists in several network namespaces: "
 					  "use NETNS/IFNAME"
 					: "unknown device '%s' (not in this or any named netns)",
-				    o->devs[i]);
+				o->devs[i]);
 		}
 		c->skel->rodata->targ_devs[i] = ref.ifindex;
 		c->skel->rodata->targ_dev_netns[i] = ref.netns;
@@ -318,8 +319,7 @@ static int attach_programs(struct collector *c, int cgfd, char *err, size_t errl
 	struct bpf_program *p;
 	int r;
 
-	bpf_object__for_each_program(p, c->skel->obj)
-	{
+	bpf_object__for_each_program (p, c->skel->obj) {
 		if (!bpf_program__autoload(p))
 			continue;
 		if (p == c->skel->progs.tt_cuda_sync_enter || p == c->skel->progs.tt_cuda_sync_exit)
@@ -358,8 +358,9 @@ static int attach_cuda(struct collector *c, const struct tt_opts *o, char *err, 
 								pid, lib, 0, &uo));
 		if (!r) {
 			uo.retprobe = true;
-			r = add_link(c, bpf_program__attach_uprobe_opts(
-					    c->skel->progs.tt_cuda_sync_exit, pid, lib, 0, &uo));
+			r = add_link(
+				c, bpf_program__attach_uprobe_opts(c->skel->progs.tt_cuda_sync_exit,
+								   pid, lib, 0, &uo));
 		}
 		if (r)
 			return fail(err, errlen, r, "--cuda: attaching to %s in %s failed: %s",

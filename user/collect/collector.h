@@ -13,9 +13,9 @@
 struct collector;
 
 enum collector_feature {
-	COLL_REQUESTS = 1u << 0,	/* request segmentation + scheduler view (explain, record) */
-	COLL_SLOW_REQS = 1u << 1,	/* keep slow requests for the flight recorder */
-	COLL_SCHED_HIST = 1u << 2,	/* per-request sched.* histograms (hist --stage sched.*) */
+	COLL_REQUESTS = 1u << 0,   /* request segmentation + scheduler view (explain, record) */
+	COLL_SLOW_REQS = 1u << 1,  /* keep slow requests for the flight recorder */
+	COLL_SCHED_HIST = 1u << 2, /* per-request sched.* histograms (hist --stage sched.*) */
 };
 
 /* Called for every finished request (after it was added to the attribution aggregate). */

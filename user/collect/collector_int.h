@@ -10,13 +10,14 @@
 #include "attr/slow_keep.h"
 #include "core/histogram.h"
 
-#define SLOW_KEEP_MAX 256	/* flight-recorder requests kept per snapshot */
-#define MAX_LINKS 64
-#define HIST_MAP_BUDGET (96u << 20)	/* bytes of per-CPU histogram memory at most */
-#define PLACE_BUDGET (16u << 20)	/* ... of it for the place_hists array */
-#define REQ_RINGS_MAX 64		/* request rings: one per CPU, CPUs beyond share */
-#define REQ_RINGS_BUDGET (8u << 20)	/* bytes of request rings, all together (a minimum
-					 * ring each beyond 32 CPUs) */
+#define SLOW_KEEP_MAX   256 /* flight-recorder requests kept per snapshot */
+#define MAX_LINKS       64
+#define HIST_MAP_BUDGET (96u << 20) /* bytes of per-CPU histogram memory at most */
+#define PLACE_BUDGET    (16u << 20) /* ... of it for the place_hists array */
+#define REQ_RINGS_MAX   64          /* request rings: one per CPU, CPUs beyond share */
+#define REQ_RINGS_BUDGET                                                                           \
+	(8u << 20) /* bytes of request rings, all together (a minimum                              \
+		    * ring each beyond 32 CPUs) */
 #define REQ_RING_MIN (256u << 10)
 #define REQ_RING_MAX (4u << 20)
 
@@ -28,7 +29,7 @@ struct collector {
 	struct bpf_link *links[MAX_LINKS];
 	int nlinks;
 	struct ring_buffer *rb;
-	int ring_fds[REQ_RINGS_MAX];	/* req_rings' entries, created after load */
+	int ring_fds[REQ_RINGS_MAX]; /* req_rings' entries, created after load */
 	__u32 nrings, rings_made;
 	__u32 ring_size;
 	struct kernel_caps caps;
@@ -37,27 +38,27 @@ struct collector {
 	size_t hist_stride;
 	void *percpu_buf;
 	size_t stage_stride;
-	void *stage_buf;		/* one stage_hists entry, all CPUs */
-	struct hist *stage_prev;	/* cumulative stage_hists sums at the last snapshot */
-	struct hist_key *place_keys;	/* place of each place_hists slot handed out */
-	struct hist *place_prev;	/* ... and its cumulative sums at the last snapshot */
+	void *stage_buf;             /* one stage_hists entry, all CPUs */
+	struct hist *stage_prev;     /* cumulative stage_hists sums at the last snapshot */
+	struct hist_key *place_keys; /* place of each place_hists slot handed out */
+	struct hist *place_prev;     /* ... and its cumulative sums at the last snapshot */
 	__u32 nplaces, place_max;
-	__u64 places_checked_ns;	/* CLOCK_MONOTONIC of the last slot assignment pass */
-	__u64 flows_swept_ns;		/* ... of the last tt_flow_sweep run */
+	__u64 places_checked_ns; /* CLOCK_MONOTONIC of the last slot assignment pass */
+	__u64 flows_swept_ns;    /* ... of the last tt_flow_sweep run */
 	/* read-only maps of the stamp arrays */
 	const struct stamp_bucket *qdisc_stamps, *rx_stamps;
 	/* read-only maps of each request ring's consumer and producer positions */
 	const unsigned long *rb_consumer[REQ_RINGS_MAX], *rb_producer[REQ_RINGS_MAX];
 	__u64 prev_counters[CNT__MAX];
 	__u64 prev_drops[TT_DROP_REASONS];
-	__u64 user_deleted;		/* histogram keys this process deleted after reading */
+	__u64 user_deleted; /* histogram keys this process deleted after reading */
 	__u64 prev_evicted;
 	__u64 prev_thread_evicted;
 	__u64 prev_unmatched;
 	struct attr_agg *agg;
-	struct slow_keep slow;		/* the flight recorder's slow requests */
-	struct req_event *slow_out;	/* room for one interval's */
-	__u64 taken;			/* request events taken */
+	struct slow_keep slow;      /* the flight recorder's slow requests */
+	struct req_event *slow_out; /* room for one interval's */
+	__u64 taken;                /* request events taken */
 	collector_req_cb cb;
 	void *cb_ctx;
 	enum tt_stage missing[STAGE__MAX];

@@ -65,7 +65,8 @@ int req_rings_setup(struct collector *c)
 	long page = sysconf(_SC_PAGESIZE);
 
 	for (__u32 i = 0; i < c->nrings; i++) {
-		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tt_req_ring", 0, 0, c->ring_size, NULL);
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tt_req_ring", 0, 0, c->ring_size,
+					NULL);
 
 		if (fd < 0)
 			return -errno;

@@ -294,8 +294,8 @@ static void move_requests(struct collector *c, struct snapshot *s)
 	}
 	c->agg = attr_agg__new();
 	nslow = (c->features & COLL_SLOW_REQS)
-		    ? slow_keep__take(&c->slow, c->slow_out, &slow_cut, &slow_threshold)
-		    : 0;
+			? slow_keep__take(&c->slow, c->slow_out, &slow_cut, &slow_threshold)
+			: 0;
 	for (size_t i = 0; i < nslow; i++) {
 		if (s->nslow == s->slow_cap) {
 			size_t ncap = s->slow_cap ? s->slow_cap * 2 : 64;

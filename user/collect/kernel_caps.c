@@ -37,12 +37,15 @@ static const char *const kind_names[PK__MAX] = {
 
 /* Tracepoints the stages use (tp_btf needs btf_trace_<event> in vmlinux BTF). */
 static const char *const needed_tps[] = {
-	"tcp:tcp_sendmsg_locked", "tcp:tcp_probe", "tcp:tcp_retransmit_skb",
-	"tcp:tcp_retransmit_synack",
-	"sock:sock_send_length", "sock:sock_recv_length", "sock:sk_data_ready",
-	"sock:inet_sock_set_state", "tcp:tcp_destroy_sock", "qdisc:qdisc_enqueue", "qdisc:qdisc_dequeue",
-	"net:net_dev_queue", "net:net_dev_start_xmit", "net:net_dev_xmit",
-	"net:netif_receive_skb", "skb:kfree_skb", "sched:sched_switch", "sched:sched_wakeup",
+	"tcp:tcp_sendmsg_locked",   "tcp:tcp_probe",
+	"tcp:tcp_retransmit_skb",   "tcp:tcp_retransmit_synack",
+	"sock:sock_send_length",    "sock:sock_recv_length",
+	"sock:sk_data_ready",       "sock:inet_sock_set_state",
+	"tcp:tcp_destroy_sock",     "qdisc:qdisc_enqueue",
+	"qdisc:qdisc_dequeue",      "net:net_dev_queue",
+	"net:net_dev_start_xmit",   "net:net_dev_xmit",
+	"net:netif_receive_skb",    "skb:kfree_skb",
+	"sched:sched_switch",       "sched:sched_wakeup",
 	"sched:sched_process_exit",
 };
 
@@ -95,7 +98,7 @@ static void set_only(struct probe_bpf *skel, struct bpf_program *keep)
 {
 	struct bpf_program *p;
 
-	bpf_object__for_each_program(p, skel->obj)
+	bpf_object__for_each_program (p, skel->obj)
 		bpf_program__set_autoload(p, p == keep);
 }
 
@@ -171,7 +174,7 @@ static struct bpf_program *probe_prog(struct probe_bpf *skel, enum probe_kind ki
 /* A loopback listener whose port the sockops probe watches; its fd, or -1 with r set. */
 static int loopback_listener(struct probe_bpf *skel, struct hook_result *r)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t alen = sizeof(a);
 	int lfd = socket(AF_INET, SOCK_STREAM, 0);
 
@@ -191,7 +194,7 @@ static int loopback_listener(struct probe_bpf *skel, struct hook_result *r)
 /* tc and XDP: one synthetic IPv4 frame through BPF_PROG_TEST_RUN. */
 static bool run_on_packet(struct bpf_program *prog, struct hook_result *r)
 {
-	unsigned char pkt[64] = {0};
+	unsigned char pkt[64] = { 0 };
 	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = pkt, .data_size_in = sizeof(pkt),
 		    .repeat = 1);
 

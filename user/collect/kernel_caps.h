@@ -10,25 +10,25 @@
 
 struct hook_result {
 	bool available;
-	int err;		/* positive errno when not available */
-	char detail[96];	/* what failed or what fired */
+	int err;         /* positive errno when not available */
+	char detail[96]; /* what failed or what fired */
 };
 
 struct tp_need {
-	const char *name;	/* tracepoint as group:event */
-	bool btf;		/* btf_trace_<event> in vmlinux BTF (tp_btf usable) */
-	bool tracefs;		/* listed under tracefs events (classic tracepoint usable) */
+	const char *name; /* tracepoint as group:event */
+	bool btf;         /* btf_trace_<event> in vmlinux BTF (tp_btf usable) */
+	bool tracefs;     /* listed under tracefs events (classic tracepoint usable) */
 };
 
 #define CAPS_MAX_TPS 24
 
 struct kernel_caps {
 	char release[65];
-	bool btf;			/* /sys/kernel/btf/vmlinux */
-	bool tracefs;			/* tracefs mounted (after trying to mount it) */
+	bool btf;     /* /sys/kernel/btf/vmlinux */
+	bool tracefs; /* tracefs mounted (after trying to mount it) */
 	bool tracefs_mounted_by_us;
 	struct hook_result kinds[PK__MAX];
-	bool tstamp_cb[PT__MAX];	/* which TX timestamping callbacks fired */
+	bool tstamp_cb[PT__MAX]; /* which TX timestamping callbacks fired */
 	struct tp_need tps[CAPS_MAX_TPS];
 	int ntps;
 };
@@ -40,9 +40,9 @@ int kernel_caps_probe(struct kernel_caps *c);
 bool kernel_caps_has_tp(const struct kernel_caps *c, const char *name);
 
 struct stage_feed {
-	const char *hook;	/* hook description for the stage */
+	const char *hook; /* hook description for the stage */
 	bool available;
-	char why[128];		/* when not available */
+	char why[128]; /* when not available */
 };
 
 /* Which hook feeds a stage on this kernel (pure: derived from caps). */

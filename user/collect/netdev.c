@@ -49,7 +49,8 @@ int netdev_resolve(const char *spec, struct netdev_ref *out)
 	if (selffd < 0)
 		return -errno;
 	if (slash) {
-		if ((size_t)(slash - spec) >= sizeof(out->nsname) || strlen(slash + 1) > IF_NAMESIZE) {
+		if ((size_t)(slash - spec) >= sizeof(out->nsname) ||
+		    strlen(slash + 1) > IF_NAMESIZE) {
 			close(selffd);
 			return -ENODEV;
 		}

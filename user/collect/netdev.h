@@ -8,8 +8,8 @@
 
 struct netdev_ref {
 	__u32 ifindex;
-	__u32 netns;		/* inode of the network namespace */
-	char nsname[64];	/* "" for the current namespace */
+	__u32 netns;     /* inode of the network namespace */
+	char nsname[64]; /* "" for the current namespace */
 };
 
 /* Accepts IFNAME or NSNAME/IFNAME. Returns 0, -ENODEV when no namespace has it, or

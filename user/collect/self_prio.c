@@ -61,11 +61,11 @@ __u64 self_prio_period_ns(const struct self_prio_state *s)
 
 struct self_prio {
 	pthread_t thread;
-	pid_t tid;			/* the thread whose priority is managed */
-	int policy;			/* its normal policy: SCHED_OTHER or SCHED_BATCH */
-	int schedstat_fd;		/* its /proc/self/task/TID/schedstat, or -1 */
-	int stop_fd;			/* eventfd, readable once the watchdog is to stop */
-	int ring_ep;			/* epoll: stop_fd, and the rings edge-triggered; or -1 */
+	pid_t tid;        /* the thread whose priority is managed */
+	int policy;       /* its normal policy: SCHED_OTHER or SCHED_BATCH */
+	int schedstat_fd; /* its /proc/self/task/TID/schedstat, or -1 */
+	int stop_fd;      /* eventfd, readable once the watchdog is to stop */
+	int ring_ep;      /* epoll: stop_fd, and the rings edge-triggered; or -1 */
 	self_prio_backlog_fn backlog;
 	void *ctx;
 	struct self_prio_state st;
@@ -166,8 +166,9 @@ static void *watchdog(void *arg)
 			int r = set_policy(p->tid, p->st.boosted ? p->policy : SCHED_IDLE);
 
 			if (r && p->st.boosted) {
-				/* refused although can_return() said yes (a privilege dropped since):
-				 * the thread stays at SCHED_IDLE; say so once and stop trying */
+				/* refused although can_return() said yes (a privilege dropped
+				 * since): the thread stays at SCHED_IDLE; say so once and stop
+				 * trying */
 				tt_warn("cannot restore tailtrace's priority: %s", strerror(-r));
 				break;
 			}
@@ -184,7 +185,8 @@ static bool can_return(void)
 	if (privs_have(CAP_SYS_NICE))
 		return true;
 	return !getrlimit(RLIMIT_NICE, &rl) &&
-	       (rl.rlim_cur == RLIM_INFINITY || 20 - (long)rl.rlim_cur <= getpriority(PRIO_PROCESS, 0));
+	       (rl.rlim_cur == RLIM_INFINITY ||
+		20 - (long)rl.rlim_cur <= getpriority(PRIO_PROCESS, 0));
 }
 
 static void self_prio_free(struct self_prio *p)

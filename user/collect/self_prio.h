@@ -15,28 +15,28 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#define SELF_PRIO_QUIET_NS 250000000ULL	/* how often the watchdog looks while all is calm */
-#define SELF_PRIO_BUSY_NS 50000000ULL	/* ... and while it is not */
-#define SELF_PRIO_CALM_NS 1000000000ULL	/* calm this long before looking less often */
-#define SELF_PRIO_HOLD_NS 1000000000ULL	/* normal priority lasts at least this long */
+#define SELF_PRIO_QUIET_NS 250000000ULL  /* how often the watchdog looks while all is calm */
+#define SELF_PRIO_BUSY_NS  50000000ULL   /* ... and while it is not */
+#define SELF_PRIO_CALM_NS  1000000000ULL /* calm this long before looking less often */
+#define SELF_PRIO_HOLD_NS  1000000000ULL /* normal priority lasts at least this long */
 
 /* What the watchdog saw in one period. */
 struct self_prio_sample {
-	__u64 now_ns;		/* CLOCK_MONOTONIC */
-	__u64 backlog;		/* bytes waiting in the request ring */
-	__u64 ring_size;	/* its size (0: no ring) */
-	__u64 waited_ns;	/* time the thread was runnable but not running, this period */
-	__u64 period_ns;	/* length of the period */
-	bool ring_woke;		/* woken by a ring's wakeup, before the period ended: the
-				 * fields above are not measured (only now_ns is) */
+	__u64 now_ns;    /* CLOCK_MONOTONIC */
+	__u64 backlog;   /* bytes waiting in the request ring */
+	__u64 ring_size; /* its size (0: no ring) */
+	__u64 waited_ns; /* time the thread was runnable but not running, this period */
+	__u64 period_ns; /* length of the period */
+	bool ring_woke;  /* woken by a ring's wakeup, before the period ended: the
+			  * fields above are not measured (only now_ns is) */
 };
 
 struct self_prio_state {
-	bool boosted;		/* at normal priority now */
+	bool boosted; /* at normal priority now */
 	__u64 boosted_at_ns;
-	__u64 boosts;		/* times it went back to normal priority */
-	bool busy;		/* looking every SELF_PRIO_BUSY_NS */
-	__u64 unsettled_ns;	/* when something was last not calm */
+	__u64 boosts;       /* times it went back to normal priority */
+	bool busy;          /* looking every SELF_PRIO_BUSY_NS */
+	__u64 unsettled_ns; /* when something was last not calm */
 };
 
 /* Pure decision, one call per period: true when the thread should run at its normal

@@ -99,7 +99,8 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 	}
 	n = collector__unavailable(s->coll, miss, why, STAGE__MAX);
 	for (int i = 0; i < n; i++)
-		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name, why[i]);
+		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name,
+			why[i]);
 	s->started = now_s();
 	/* from here on the work is ours, not the service's: it waits for idle CPU time */
 	nfds = collector__ring_fds(s->coll, &fds);
@@ -153,8 +154,7 @@ int session_snapshot(struct session *s, struct snapshot *snap)
 	return r;
 }
 
-int session_run(struct session *s, double interval_s, long count, session_emit_fn emit,
-		void *ctx)
+int session_run(struct session *s, double interval_s, long count, session_emit_fn emit, void *ctx)
 {
 	double last = 0;
 	bool more = true;

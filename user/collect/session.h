@@ -14,9 +14,9 @@ struct self_prio;
 struct session {
 	struct tt_opts o;
 	struct collector *coll;
-	struct rdma_tracer *rdma;	/* with --rdma (or any RDMA option) */
-	double started;		/* CLOCK_MONOTONIC seconds */
-	struct self_prio *prio;	/* SCHED_IDLE with its watchdog (self_prio.h), or NULL */
+	struct rdma_tracer *rdma; /* with --rdma (or any RDMA option) */
+	double started;           /* CLOCK_MONOTONIC seconds */
+	struct self_prio *prio;   /* SCHED_IDLE with its watchdog (self_prio.h), or NULL */
 };
 
 typedef unsigned int (*session_features_fn)(const struct tt_opts *o);
@@ -39,8 +39,7 @@ typedef void (*session_emit_fn)(struct session *s, const struct snapshot *snap, 
 				bool last, void *ctx);
 /* The interval loop every tracing command runs: wait, snapshot, emit, until -d, a signal
  * or `count` intervals (0: no limit). Ends the session; returns the exit status. */
-int session_run(struct session *s, double interval_s, long count, session_emit_fn emit,
-		void *ctx);
+int session_run(struct session *s, double interval_s, long count, session_emit_fn emit, void *ctx);
 bool session_stopping(void);
 void session_end(struct session *s);
 /* Installs SIGINT/SIGTERM handlers that make session_wait return. */

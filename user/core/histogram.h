@@ -13,7 +13,7 @@ struct hist_summary {
 	double mean_ns;
 	__u64 p50_ns, p90_ns, p99_ns, p999_ns;
 	__u64 max_ns;
-	__u64 overflow;	/* values beyond 2^HIST_MAX_LOG2 ns */
+	__u64 overflow; /* values beyond 2^HIST_MAX_LOG2 ns */
 };
 
 /* Add one value, exactly as the BPF side does (for userspace-built histograms). */

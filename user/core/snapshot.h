@@ -10,7 +10,7 @@
 
 struct snap_hist {
 	struct hist_key key;
-	struct hist h;		/* CPUs already merged */
+	struct hist h; /* CPUs already merged */
 };
 
 struct snap_dev {
@@ -19,7 +19,7 @@ struct snap_dev {
 };
 
 struct snapshot {
-	__u64 start_ns;		/* CLOCK_REALTIME of the interval start */
+	__u64 start_ns; /* CLOCK_REALTIME of the interval start */
 	__u64 end_ns;
 	struct snap_hist *hists;
 	size_t nhists, hists_cap;
@@ -27,14 +27,14 @@ struct snapshot {
 	size_t ndevs, devs_cap;
 	__u64 counters[CNT__MAX];
 	__u64 drop_reasons[TT_DROP_REASONS];
-	__u64 hist_evicted;	/* histogram keys evicted by the LRU map */
-	__u64 hist_live;	/* histogram keys present at snapshot time */
-	__u64 events_lost;	/* ring buffer events lost (also in counters) */
-	__u64 pkt_unmatched;	/* per-packet/per-send stamps evicted or never matched */
+	__u64 hist_evicted;  /* histogram keys evicted by the LRU map */
+	__u64 hist_live;     /* histogram keys present at snapshot time */
+	__u64 events_lost;   /* ring buffer events lost (also in counters) */
+	__u64 pkt_unmatched; /* per-packet/per-send stamps evicted or never matched */
 	/* flight recorder: requests above the adaptive threshold, bounded per interval */
 	struct req_event *slow_reqs;
 	size_t nslow, slow_cap;
-	__u64 slow_cut;		/* slow requests not kept because the bound was hit */
+	__u64 slow_cut; /* slow requests not kept because the bound was hit */
 	__u64 slow_threshold_ns;
 	/* tailtrace's own cost over the interval */
 	double self_cpu_s;

@@ -22,8 +22,8 @@ void stage_feed_of(const struct kernel_caps *c, enum tt_stage s, struct stage_fe
 		return;
 	}
 	if (r->kind >= 0 && !c->kinds[r->kind].available) {
-		snprintf(out->why, sizeof(out->why), "%s unavailable: %s",
-			 probe_kind_name(r->kind), c->kinds[r->kind].detail);
+		snprintf(out->why, sizeof(out->why), "%s unavailable: %s", probe_kind_name(r->kind),
+			 c->kinds[r->kind].detail);
 		return;
 	}
 	for (int t = 0; t < 4 && r->tps[t]; t++) {

@@ -6,9 +6,16 @@
 #include "core/stages.h"
 #include "probe.bpf.h"
 
-#define STAGE_ROW(sid, nm, cls, fl, knd, tracepoints, hk, dsc, tst)                         \
-	[STAGE_##sid] = { .id = STAGE_##sid, .name = nm, .class = CLASS_##cls, .flags = fl,   \
-			  .kind = knd, .tps = tracepoints, .hook = hk, .desc = dsc, .test = tst },
+#define STAGE_ROW(sid, nm, cls, fl, knd, tracepoints, hk, dsc, tst)                                \
+	[STAGE_##sid] = { .id = STAGE_##sid,                                                       \
+			  .name = nm,                                                              \
+			  .class = CLASS_##cls,                                                    \
+			  .flags = fl,                                                             \
+			  .kind = knd,                                                             \
+			  .tps = tracepoints,                                                      \
+			  .hook = hk,                                                              \
+			  .desc = dsc,                                                             \
+			  .test = tst },
 
 static const struct stage_info stages[STAGE__MAX] = { TT_STAGE_CATALOGUE(STAGE_ROW) };
 
@@ -49,8 +56,7 @@ const char *class_name(enum tt_class c)
 	return (unsigned)c < CLASS__MAX ? names[c] : "?";
 }
 
-static const char *const group_names[GROUP__MAX] = { "none", "port", "raddr", "comm",
-						     "cgroup" };
+static const char *const group_names[GROUP__MAX] = { "none", "port", "raddr", "comm", "cgroup" };
 
 const char *group_by_name(enum tt_group_by by)
 {

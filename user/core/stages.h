@@ -10,22 +10,22 @@ enum tt_class {
 	CLASS_COMPUTE,
 	CLASS_TRANSPORT,
 	CLASS_CONGESTION,
-	CLASS_SPLIT,	/* RTT-like: base part is transport, inflation above min is congestion */
-	CLASS_REQUEST,	/* request-level totals, not a component */
+	CLASS_SPLIT,   /* RTT-like: base part is transport, inflation above min is congestion */
+	CLASS_REQUEST, /* request-level totals, not a component */
 	CLASS__MAX,
 };
 
 /* One row of bpf/stage_catalogue.h. */
 struct stage_info {
 	enum tt_stage id;
-	const char *name;	/* stable contract, e.g. "tx.qdisc" */
+	const char *name; /* stable contract, e.g. "tx.qdisc" */
 	enum tt_class class;
-	unsigned int flags;	/* SF_* */
-	int kind;		/* enum probe_kind needed beyond tracepoints, -1 none */
-	const char *tps[4];	/* tracepoints it needs, "system:name" */
-	const char *hook;	/* the hooks, as `probe` prints them */
+	unsigned int flags; /* SF_* */
+	int kind;           /* enum probe_kind needed beyond tracepoints, -1 none */
+	const char *tps[4]; /* tracepoints it needs, "system:name" */
+	const char *hook;   /* the hooks, as `probe` prints them */
 	const char *desc;
-	const char *test;	/* the test comparing it with outside truth, or NULL */
+	const char *test; /* the test comparing it with outside truth, or NULL */
 };
 
 const struct stage_info *stage_info(enum tt_stage id);

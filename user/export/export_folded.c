@@ -15,9 +15,12 @@
 const char *tail_source_name(enum tail_source s)
 {
 	switch (s) {
-	case TAIL_REQUESTS: return "requests";
-	case TAIL_HISTOGRAMS: return "histograms";
-	default: return "none";
+	case TAIL_REQUESTS:
+		return "requests";
+	case TAIL_HISTOGRAMS:
+		return "histograms";
+	default:
+		return "none";
 	}
 }
 
@@ -33,8 +36,13 @@ static void sanitize(char *s)
 static bool stage_has_device(int stage)
 {
 	switch (stage) {
-	case STAGE_TX_SENDQ: case STAGE_TX_QDISC: case STAGE_TX_NIC: case STAGE_TX_ACK:
-	case STAGE_RX_STACK: case STAGE_TCP_RTT: case STAGE_TCP_RETRANS:
+	case STAGE_TX_SENDQ:
+	case STAGE_TX_QDISC:
+	case STAGE_TX_NIC:
+	case STAGE_TX_ACK:
+	case STAGE_RX_STACK:
+	case STAGE_TCP_RTT:
+	case STAGE_TCP_RETRANS:
 		return true;
 	default:
 		return false;
@@ -60,12 +68,11 @@ static void device_label(const struct snapshot *s, __u32 netns, __u32 ifindex, _
 	sanitize(buf);
 }
 
-void export_place_label(const struct snapshot *s, const struct hist_key *k, char *buf,
-			size_t len)
+void export_place_label(const struct snapshot *s, const struct hist_key *k, char *buf, size_t len)
 {
 	if (k->ifindex || stage_has_device(k->stage))
-		device_label(s, k->netns, k->ifindex, k->qdisc_handle,
-			     k->stage == STAGE_TX_QDISC, buf, len);
+		device_label(s, k->netns, k->ifindex, k->qdisc_handle, k->stage == STAGE_TX_QDISC,
+			     buf, len);
 	else
 		snprintf(buf, len, "(no place)");
 }
@@ -221,8 +228,9 @@ static void hist_tail_mass(const struct hist *h, __u64 *ns, __u64 *count)
 
 		if (!h->slots[i])
 			continue;
-		mid = i == HIST_OVERFLOW_SLOT ? h->max_ns
-					      : hist_slot_lo(i) + (hist_slot_hi(i) - hist_slot_lo(i)) / 2;
+		mid = i == HIST_OVERFLOW_SLOT
+			      ? h->max_ns
+			      : hist_slot_lo(i) + (hist_slot_hi(i) - hist_slot_lo(i)) / 2;
 		if (h->max_ns && mid > h->max_ns)
 			mid = h->max_ns;
 		*ns += h->slots[i] * mid;

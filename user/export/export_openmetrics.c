@@ -13,7 +13,7 @@
 #define LABELS_LEN 512
 
 struct om_series {
-	char labels[LABELS_LEN];	/* already escaped, without braces */
+	char labels[LABELS_LEN]; /* already escaped, without braces */
 	struct hist h;
 };
 
@@ -61,8 +61,7 @@ static void print_ts(FILE *f, __u64 ts_ns)
 	print_seconds(f, ts_ns);
 }
 
-static void family(FILE *f, const char *name, const char *type, const char *unit,
-		   const char *help)
+static void family(FILE *f, const char *name, const char *type, const char *unit, const char *help)
 {
 	fprintf(f, "# TYPE %s %s\n", name, type);
 	if (unit)
@@ -84,8 +83,7 @@ static int cmp_series(const void *a, const void *b)
 	return strcmp(((const struct om_series *)a)->labels, ((const struct om_series *)b)->labels);
 }
 
-static void series_labels(const struct snapshot *s, const struct hist_key *k, char *out,
-			  size_t len)
+static void series_labels(const struct snapshot *s, const struct hist_key *k, char *out, size_t len)
 {
 	const struct stage_info *si = stage_info(k->stage);
 	char group[96], place[96], eg[200], ep[200];

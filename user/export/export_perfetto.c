@@ -65,8 +65,8 @@ static void event_head(FILE *f, bool *first, const char *ph, const char *name, c
 }
 
 /* The process's name (first of its requests) and the request's own track name and order. */
-static void print_track_names(FILE *f, bool *first, const struct req_event *const *reqs,
-			      size_t i, __u32 pid, __u64 tid, __u64 dur)
+static void print_track_names(FILE *f, bool *first, const struct req_event *const *reqs, size_t i,
+			      __u32 pid, __u64 tid, __u64 dur)
 {
 	const struct req_event *e = reqs[i];
 	char buf[160], peer[64];
@@ -99,17 +99,18 @@ static void print_request_slice(FILE *f, bool *first, const struct req_event *e,
 	print_us(f, e->start_ns);
 	fputs(",\"dur\":", f);
 	print_us(f, dur);
-	fprintf(f, ",\"args\":{\"latency_ns\":%llu,\"ttft_ns\":%llu,\"max_gap_ns\":%llu,"
-		   "\"bytes_in\":%u,\"bytes_out\":%u,\"chunks\":%u,\"retrans\":%u,"
-		   "\"retrans_rto\":%u,\"drops\":%u,\"ecn_ce\":%u,\"srtt_ns\":%llu,"
-		   "\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu}}",
+	fprintf(f,
+		",\"args\":{\"latency_ns\":%llu,\"ttft_ns\":%llu,\"max_gap_ns\":%llu,"
+		"\"bytes_in\":%u,\"bytes_out\":%u,\"chunks\":%u,\"retrans\":%u,"
+		"\"retrans_rto\":%u,\"drops\":%u,\"ecn_ce\":%u,\"srtt_ns\":%llu,"
+		"\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu}}",
 		(unsigned long long)dur,
-		(unsigned long long)(e->first_resp_ns > e->start_ns
-					     ? e->first_resp_ns - e->start_ns : 0),
-		(unsigned long long)e->max_gap_ns, e->bytes_in, e->bytes_out, e->chunks,
-		e->retrans, e->retrans_rto, e->drops, e->ecn_ce,
-		(unsigned long long)e->srtt_ns, (unsigned long long)e->min_rtt_ns, e->tid,
-		e->cpu, (unsigned long long)e->sk_cookie);
+		(unsigned long long)(e->first_resp_ns > e->start_ns ? e->first_resp_ns - e->start_ns
+								    : 0),
+		(unsigned long long)e->max_gap_ns, e->bytes_in, e->bytes_out, e->chunks, e->retrans,
+		e->retrans_rto, e->drops, e->ecn_ce, (unsigned long long)e->srtt_ns,
+		(unsigned long long)e->min_rtt_ns, e->tid, e->cpu,
+		(unsigned long long)e->sk_cookie);
 }
 
 /* Parts carry accumulated time, not when it happened: the attribution split sums to the
@@ -153,7 +154,8 @@ int export_perfetto(FILE *f, const struct snapshot *s)
 	qsort(reqs, s->nslow, sizeof(*reqs), cmp_start);
 
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"source\":\"tailtrace flight recorder\","
-	      "\"clock\":\"CLOCK_MONOTONIC\",\"requests\":", f);
+	      "\"clock\":\"CLOCK_MONOTONIC\",\"requests\":",
+	      f);
 	fprintf(f, "%zu,\"cut\":%llu},\"traceEvents\":[", s->nslow,
 		(unsigned long long)s->slow_cut);
 	for (size_t i = 0; i < s->nslow; i++) {

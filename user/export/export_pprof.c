@@ -10,15 +10,28 @@
 
 /* profile.proto field numbers (perftools.profiles) */
 enum {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
-	PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
-	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
 	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
-	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2,
-	LOCATION_ID = 1, LOCATION_LINE = 4,
+	VALUETYPE_TYPE = 1,
+	VALUETYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	LOCATION_ID = 1,
+	LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1,
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
 };
 
 enum { WT_VARINT = 0, WT_LEN = 2 };
@@ -240,7 +253,7 @@ static void encode_rest(struct pprof_build *b, const struct snapshot *s)
 
 int export_pprof_encode(const struct snapshot *s, void **buf, size_t *len)
 {
-	struct pprof_build b = {0};
+	struct pprof_build b = { 0 };
 	struct tail_profile p;
 	int err;
 
@@ -255,7 +268,7 @@ int export_pprof_encode(const struct snapshot *s, void **buf, size_t *len)
 	if (!err) {
 		encode_samples(&b, &p);
 		encode_rest(&b, s);
-		err = b.out.err	   ? b.out.err
+		err = b.out.err    ? b.out.err
 		      : b.sub.err  ? b.sub.err
 		      : b.sub2.err ? b.sub2.err
 				   : b.packed.err;

@@ -12,31 +12,30 @@
  * class -> stage -> place -> process. */
 enum tail_source {
 	TAIL_NONE,
-	TAIL_REQUESTS,		/* flight-recorder requests, each split into attribution
-				 * parts (attr_split_request) that sum to its latency */
-	TAIL_HISTOGRAMS,	/* no requests kept: per histogram, the time of events at or
-				 * above that histogram's p99 bucket */
+	TAIL_REQUESTS,   /* flight-recorder requests, each split into attribution
+			  * parts (attr_split_request) that sum to its latency */
+	TAIL_HISTOGRAMS, /* no requests kept: per histogram, the time of events at or
+			  * above that histogram's p99 bucket */
 };
 
 #define TAIL_FRAME_LEN 64
 
 struct tail_row {
-	char frame[4][TAIL_FRAME_LEN];	/* class, stage, place, process (root first) */
-	__u64 ns;			/* tail latency */
-	__u64 count;			/* requests (or events) contributing */
+	char frame[4][TAIL_FRAME_LEN]; /* class, stage, place, process (root first) */
+	__u64 ns;                      /* tail latency */
+	__u64 count;                   /* requests (or events) contributing */
 };
 
 struct tail_profile {
 	enum tail_source source;
-	struct tail_row *rows;	/* sorted by frames, unique */
+	struct tail_row *rows; /* sorted by frames, unique */
 	size_t nrows, cap;
 	__u64 total_ns, total_count;
 };
 
 /* Frame text shared by the exports: where (device and qdisc, or "cpu N") and who
  * ("comm[tgid]", "port 8000", ...). Characters that break line formats become '_'. */
-void export_place_label(const struct snapshot *s, const struct hist_key *k, char *buf,
-			size_t len);
+void export_place_label(const struct snapshot *s, const struct hist_key *k, char *buf, size_t len);
 void export_group_label(const struct hist_key *k, char *buf, size_t len);
 
 int tail_profile__build(struct tail_profile *p, const struct snapshot *s);

@@ -16,15 +16,15 @@
 #include <sys/socket.h>
 #include "export/exports.h"
 
-#define HTTP_MAX_CLIENTS 16
-#define HTTP_MAX_REQUEST 8192
+#define HTTP_MAX_CLIENTS       16
+#define HTTP_MAX_REQUEST       8192
 #define HTTP_CLIENT_TIMEOUT_MS 5000
 
 struct http_client {
 	int fd;
 	char req[HTTP_MAX_REQUEST];
 	size_t req_len;
-	char *resp;		/* NULL while reading the request */
+	char *resp; /* NULL while reading the request */
 	size_t resp_len, resp_off;
 	__u64 deadline_ms;
 };
@@ -32,7 +32,7 @@ struct http_client {
 struct http_metrics {
 	int lfd;
 	int port;
-	struct snapshot total;	/* cumulative since start: counters must only grow */
+	struct snapshot total; /* cumulative since start: counters must only grow */
 	char *body;
 	size_t body_len;
 	struct http_client clients[HTTP_MAX_CLIENTS];
@@ -167,7 +167,7 @@ int http_metrics__update(struct http_metrics *h, const struct snapshot *interval
 	only.nslow = 0;
 	only.attr = NULL;
 	err = snapshot__merge(&h->total, &only);
-	h->total.hist_live = interval->hist_live;	/* a gauge: the latest value */
+	h->total.hist_live = interval->hist_live; /* a gauge: the latest value */
 	h->total.slow_threshold_ns = interval->slow_threshold_ns;
 	return err ? err : render(h);
 }
@@ -184,8 +184,8 @@ static void client_close(struct http_client *c)
 static int client_respond(struct http_metrics *h, struct http_client *c)
 {
 	char method[16], path[256];
-	const char *status = "200 OK", *ctype =
-		"application/openmetrics-text; version=1.0.0; charset=utf-8";
+	const char *status = "200 OK",
+		   *ctype = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 	const char *body = h->body;
 	size_t blen = h->body_len;
 	bool head = false;
@@ -207,7 +207,8 @@ static int client_respond(struct http_metrics *h, struct http_client *c)
 	}
 	n = snprintf(hdr, sizeof(hdr),
 		     "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-		     "Connection: close\r\n%s\r\n", status, ctype, blen,
+		     "Connection: close\r\n%s\r\n",
+		     status, ctype, blen,
 		     strcmp(status, "405 Method Not Allowed") ? "" : "Allow: GET, HEAD\r\n");
 	c->resp = malloc((size_t)n + (head ? 0 : blen));
 	if (!c->resp)

@@ -8,11 +8,21 @@ void json_print_string(FILE *f, const char *s)
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
 		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
 		default:
 			if (*p < 0x20)
 				fprintf(f, "\\u%04x", *p);
@@ -73,10 +83,22 @@ static void close_(struct json_writer *w, char c)
 	fputc(c, w->f);
 }
 
-void jw_object_begin(struct json_writer *w, const char *key) { open(w, key, '{'); }
-void jw_object_end(struct json_writer *w) { close_(w, '}'); }
-void jw_array_begin(struct json_writer *w, const char *key) { open(w, key, '['); }
-void jw_array_end(struct json_writer *w) { close_(w, ']'); }
+void jw_object_begin(struct json_writer *w, const char *key)
+{
+	open(w, key, '{');
+}
+void jw_object_end(struct json_writer *w)
+{
+	close_(w, '}');
+}
+void jw_array_begin(struct json_writer *w, const char *key)
+{
+	open(w, key, '[');
+}
+void jw_array_end(struct json_writer *w)
+{
+	close_(w, ']');
+}
 
 void jw_string(struct json_writer *w, const char *key, const char *v)
 {

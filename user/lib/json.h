@@ -18,14 +18,14 @@ struct json_writer {
 
 void json_print_string(FILE *f, const char *s);
 void jw_init(struct json_writer *w, FILE *f, bool pretty);
-void jw_object_begin(struct json_writer *w, const char *key);	/* key NULL inside arrays */
+void jw_object_begin(struct json_writer *w, const char *key); /* key NULL inside arrays */
 void jw_object_end(struct json_writer *w);
 void jw_array_begin(struct json_writer *w, const char *key);
 void jw_array_end(struct json_writer *w);
 void jw_string(struct json_writer *w, const char *key, const char *v);
 void jw_uint(struct json_writer *w, const char *key, unsigned long long v);
 void jw_int(struct json_writer *w, const char *key, long long v);
-void jw_double(struct json_writer *w, const char *key, double v);	/* NaN/inf -> null */
+void jw_double(struct json_writer *w, const char *key, double v); /* NaN/inf -> null */
 void jw_bool(struct json_writer *w, const char *key, bool v);
 void jw_null(struct json_writer *w, const char *key);
 /* Ends the document with a newline. */

@@ -16,14 +16,14 @@ static const struct {
 	const char *sym;
 	bool ret;
 } ctl_hooks[CTL__MAX] = {
-    [CTL_OPEN_DEVICE] = {"ibv_open_device", true},
-    [CTL_CREATE_CQ] = {"ibv_create_cq", true},
-    [CTL_CREATE_QP_ENTER] = {"ibv_create_qp", false},
-    [CTL_CREATE_QP_RET] = {"ibv_create_qp", true},
-    [CTL_MODIFY_QP] = {"ibv_modify_qp", false},
-    [CTL_CQ_EVENT_ENTER] = {"ibv_get_cq_event", false},
-    [CTL_CQ_EVENT_EXIT] = {"ibv_get_cq_event", true},
-    [CTL_ACK_CQ] = {"ibv_ack_cq_events", false},
+	[CTL_OPEN_DEVICE] = { "ibv_open_device", true },
+	[CTL_CREATE_CQ] = { "ibv_create_cq", true },
+	[CTL_CREATE_QP_ENTER] = { "ibv_create_qp", false },
+	[CTL_CREATE_QP_RET] = { "ibv_create_qp", true },
+	[CTL_MODIFY_QP] = { "ibv_modify_qp", false },
+	[CTL_CQ_EVENT_ENTER] = { "ibv_get_cq_event", false },
+	[CTL_CQ_EVENT_EXIT] = { "ibv_get_cq_event", true },
+	[CTL_ACK_CQ] = { "ibv_ack_cq_events", false },
 };
 
 static struct bpf_program *fn_prog(struct rdma_tracer *t, int fn, bool ret)
@@ -120,9 +120,9 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 
 int rdma_on_ctx_event(void *ctx, void *data, size_t len)
 {
-	static const char *const src[RDMA_SRC__MAX] = {"ibv_open_device", "ibv_create_cq",
-						       "ibv_create_qp", "ibv_get_cq_event",
-						       "ibv_ack_cq_events"};
+	static const char *const src[RDMA_SRC__MAX] = { "ibv_open_device", "ibv_create_cq",
+							"ibv_create_qp", "ibv_get_cq_event",
+							"ibv_ack_cq_events" };
 	const struct rdma_ctx_event *e = data;
 	struct rdma_tracer *t = ctx;
 
@@ -153,8 +153,8 @@ int rdma_on_ctx_event(void *ctx, void *data, size_t len)
 }
 
 /* Provider symbol names (static functions, visible only in .symtab/debug builds). */
-static const char *const provider_prefixes[] = {"mlx5", "mlx4",	      "rxe",   "siw", "bnxt_re",
-						"efa",	"hns_roce_u", "erdma", "si"};
+static const char *const provider_prefixes[] = { "mlx5", "mlx4",       "rxe",   "siw", "bnxt_re",
+						 "efa",  "hns_roce_u", "erdma", "si" };
 
 static bool provider_like(const char *path)
 {
@@ -229,7 +229,7 @@ int rdma_attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *e
 			if (r) {
 				snprintf(err, errlen, "--rdma-probe %s: %s in %s",
 					 o->rdma_probes[i],
-					 r == -ENOENT	  ? "no such function (stripped library? "
+					 r == -ENOENT     ? "no such function (stripped library? "
 							    "give LIB:0xOFFSET)"
 					 : r == -ENOTUNIQ ? "ambiguous symbol"
 							  : "not an ELF file",
@@ -252,14 +252,14 @@ int rdma_attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *e
 int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 {
 	struct bpf_program *progs[CTL__MAX] = {
-	    [CTL_OPEN_DEVICE] = t->skel->progs.rdma_open_device_ret,
-	    [CTL_CREATE_CQ] = t->skel->progs.rdma_create_cq_ret,
-	    [CTL_CREATE_QP_ENTER] = t->skel->progs.rdma_create_qp_enter,
-	    [CTL_CREATE_QP_RET] = t->skel->progs.rdma_create_qp_ret,
-	    [CTL_MODIFY_QP] = t->skel->progs.rdma_modify_qp,
-	    [CTL_CQ_EVENT_ENTER] = t->skel->progs.rdma_cq_event_enter,
-	    [CTL_CQ_EVENT_EXIT] = t->skel->progs.rdma_cq_event_exit,
-	    [CTL_ACK_CQ] = t->skel->progs.rdma_ack_cq,
+		[CTL_OPEN_DEVICE] = t->skel->progs.rdma_open_device_ret,
+		[CTL_CREATE_CQ] = t->skel->progs.rdma_create_cq_ret,
+		[CTL_CREATE_QP_ENTER] = t->skel->progs.rdma_create_qp_enter,
+		[CTL_CREATE_QP_RET] = t->skel->progs.rdma_create_qp_ret,
+		[CTL_MODIFY_QP] = t->skel->progs.rdma_modify_qp,
+		[CTL_CQ_EVENT_ENTER] = t->skel->progs.rdma_cq_event_enter,
+		[CTL_CQ_EVENT_EXIT] = t->skel->progs.rdma_cq_event_exit,
+		[CTL_ACK_CQ] = t->skel->progs.rdma_ack_cq,
 	};
 	char lib[PATH_MAX];
 	__u64 off;

@@ -20,61 +20,61 @@
 
 /* Exact names first: some transport counters contain words of the congestion list. */
 static const char *const transport_names[] = {
-    "out_of_sequence",
-    "packet_seq_err",
-    "local_ack_timeout_err",
-    "implied_nak_seq_err",
-    "duplicate_request",
-    "rnr_nak_retry_err",
-    "out_of_buffer",
-    "req_cqe_error",
-    "req_cqe_flush_error",
-    "resp_cqe_error",
-    "resp_cqe_flush_error",
-    "req_remote_access_errors",
-    "req_remote_invalid_request",
-    "resp_local_length_error",
-    "resp_remote_access_errors",
-    "rx_icrc_encapsulated",
-    "roce_adp_retrans",
-    "roce_adp_retrans_to",
-    "roce_slow_restart",
-    "roce_slow_restart_trans",
-    "req_rnr_retries_exceeded",
-    "req_transport_retries_exceeded",
-    "rx_read_requests_err",
-    "symbol_error",
-    "port_rcv_errors",
-    "link_downed",
-    "link_error_recovery",
-    "local_link_integrity_errors",
-    "port_rcv_remote_physical_errors",
-    "excessive_buffer_overrun_errors",
-    "VL15_dropped",
-    "port_rcv_constraint_errors",
-    "port_xmit_constraint_errors",
-    /* rxe/siw style names */
-    "retry_exceeded_err",
-    "send_rnr_err",
-    "rcvd_seq_err",
-    "ack_deferred",
-    "retry_rnr_exceeded_err",
-    "completer_retry_err",
-    "rcvd_rnr_err",
-    "link_downed",
+	"out_of_sequence",
+	"packet_seq_err",
+	"local_ack_timeout_err",
+	"implied_nak_seq_err",
+	"duplicate_request",
+	"rnr_nak_retry_err",
+	"out_of_buffer",
+	"req_cqe_error",
+	"req_cqe_flush_error",
+	"resp_cqe_error",
+	"resp_cqe_flush_error",
+	"req_remote_access_errors",
+	"req_remote_invalid_request",
+	"resp_local_length_error",
+	"resp_remote_access_errors",
+	"rx_icrc_encapsulated",
+	"roce_adp_retrans",
+	"roce_adp_retrans_to",
+	"roce_slow_restart",
+	"roce_slow_restart_trans",
+	"req_rnr_retries_exceeded",
+	"req_transport_retries_exceeded",
+	"rx_read_requests_err",
+	"symbol_error",
+	"port_rcv_errors",
+	"link_downed",
+	"link_error_recovery",
+	"local_link_integrity_errors",
+	"port_rcv_remote_physical_errors",
+	"excessive_buffer_overrun_errors",
+	"VL15_dropped",
+	"port_rcv_constraint_errors",
+	"port_xmit_constraint_errors",
+	/* rxe/siw style names */
+	"retry_exceeded_err",
+	"send_rnr_err",
+	"rcvd_seq_err",
+	"ack_deferred",
+	"retry_rnr_exceeded_err",
+	"completer_retry_err",
+	"rcvd_rnr_err",
+	"link_downed",
 };
 
 static const char *const congestion_names[] = {
-    "np_cnp_sent",
-    "np_ecn_marked_roce_packets",
-    "rp_cnp_handled",
-    "rp_cnp_ignored",
-    "roce_slow_restart_cnps",
-    "port_xmit_wait",
-    "port_xmit_discards",
-    "rx_ecn_marked",
-    "tx_cnp",
-    "rx_cnp",
+	"np_cnp_sent",
+	"np_ecn_marked_roce_packets",
+	"rp_cnp_handled",
+	"rp_cnp_ignored",
+	"roce_slow_restart_cnps",
+	"port_xmit_wait",
+	"port_xmit_discards",
+	"rx_ecn_marked",
+	"tx_cnp",
+	"rx_cnp",
 };
 
 enum rdma_cnt_class rdma_counter_class(const char *name)
@@ -132,7 +132,7 @@ const char *rdma_call_name(enum rdma_call c)
 }
 
 static void warn(struct rdma_counter_set *set, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+	__attribute__((format(printf, 2, 3)));
 static void warn(struct rdma_counter_set *set, const char *fmt, ...)
 {
 	va_list ap;
@@ -304,13 +304,12 @@ int rdma_ethtool_parse(const char *text, const char *dev, struct rdma_counter_se
 /* SIOCETHTOOL: string set size, names, then values, keeping the pause counters. */
 static int ethtool_ioctl(const char *netdev, struct rdma_counter_set *set)
 {
-	struct {
-		struct ethtool_sset_info hdr;
-		__u32 buf[1];
-	} ssi = {0};
+	/* the header and the one data word it returns (a flexible array) */
+	__u64 ssi_buf[(sizeof(struct ethtool_sset_info) + sizeof(__u32) + 7) / 8] = { 0 };
+	struct ethtool_sset_info *ssi = (struct ethtool_sset_info *)ssi_buf;
 	struct ethtool_gstrings *strs = NULL;
 	struct ethtool_stats *st = NULL;
-	struct ifreq ifr = {0};
+	struct ifreq ifr = { 0 };
 	int fd, err = 0;
 	__u32 n;
 
@@ -318,14 +317,14 @@ static int ethtool_ioctl(const char *netdev, struct rdma_counter_set *set)
 	if (fd < 0)
 		return -errno;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%.*s", IFNAMSIZ - 1, netdev);
-	ssi.hdr.cmd = ETHTOOL_GSSET_INFO;
-	ssi.hdr.sset_mask = 1ull << ETH_SS_STATS;
-	ifr.ifr_data = (void *)&ssi;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) || !ssi.hdr.sset_mask) {
+	ssi->cmd = ETHTOOL_GSSET_INFO;
+	ssi->sset_mask = 1ull << ETH_SS_STATS;
+	ifr.ifr_data = (void *)ssi;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) || !ssi->sset_mask) {
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	n = ssi.hdr.data[0];
+	n = ssi->data[0];
 	strs = calloc(1, sizeof(*strs) + (size_t)n * ETH_GSTRING_LEN);
 	st = calloc(1, sizeof(*st) + (size_t)n * sizeof(__u64));
 	if (!strs || !st) {
@@ -476,7 +475,7 @@ static void read_port(struct rdma_counter_set *set, const char *ibdir, const cha
 int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg, size_t msglen)
 {
 	char base[PATH_MAX], ibdir[PATH_MAX + 256], dir[PATH_MAX * 2];
-	struct netdev_seen seen = {.n = 0};
+	struct netdev_seen seen = { .n = 0 };
 	bool live = !root || !strcmp(root, "/") || !root[0];
 	struct dirent *de, *pe;
 	DIR *d, *pd;
@@ -627,7 +626,7 @@ void rdma_counters_call(struct rdma_call_state *st, const struct rdma_counter_de
 	}
 	st->windows++;
 	out->call = cong && trans ? RDMA_CALL_BOTH
-		    : cong	  ? RDMA_CALL_CONGESTION
-		    : trans	  ? RDMA_CALL_TRANSPORT
+		    : cong        ? RDMA_CALL_CONGESTION
+		    : trans       ? RDMA_CALL_TRANSPORT
 				  : RDMA_CALL_NONE;
 }

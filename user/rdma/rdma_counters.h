@@ -10,13 +10,13 @@
 #include <linux/types.h>
 
 enum rdma_cnt_class {
-	RCC_OTHER,	/* traffic volume, informational */
+	RCC_OTHER,      /* traffic volume, informational */
 	RCC_CONGESTION, /* ECN marks, CNPs, PFC pauses, xmit wait */
-	RCC_TRANSPORT,	/* sequence errors, timeouts, retries, link errors */
+	RCC_TRANSPORT,  /* sequence errors, timeouts, retries, link errors */
 };
 
 enum rdma_cnt_source {
-	RCS_HW,	     /* ports/N/hw_counters/NAME (RoCE, vendor) */
+	RCS_HW,      /* ports/N/hw_counters/NAME (RoCE, vendor) */
 	RCS_PORT,    /* ports/N/counters/NAME (IB PMA: port_xmit_wait, ...) */
 	RCS_ETHTOOL, /* ethtool -S of the port's netdev (PFC pause) */
 };
@@ -71,8 +71,8 @@ size_t rdma_counters_delta(const struct rdma_counter_set *prev, const struct rdm
  * the window exceeds RDMA_RISE_FACTOR times its running baseline rate (an EWMA over the
  * previous windows) by at least RDMA_RISE_MIN events; the first window has no baseline,
  * so any increase rises. */
-#define RDMA_RISE_FACTOR 2.0
-#define RDMA_RISE_MIN 1
+#define RDMA_RISE_FACTOR  2.0
+#define RDMA_RISE_MIN     1
 #define RDMA_BASELINE_MAX 512
 #define RDMA_EVIDENCE_MAX 6
 

@@ -153,7 +153,7 @@ static int add_row(void *arg, const struct rdma_hist_key *k, const struct hist *
 		   const struct hist *total)
 {
 	struct read_ctx *c = arg;
-	struct rdma_qp_key qk = {0};
+	struct rdma_qp_key qk = { 0 };
 	struct rdma_row *row;
 
 	if (c->r->nrows == c->cap) {
@@ -190,7 +190,7 @@ static int add_row(void *arg, const struct rdma_hist_key *k, const struct hist *
 
 int rdma_tracer__read(struct rdma_tracer *t, struct rdma_read *r)
 {
-	struct read_ctx c = {t, r, 0};
+	struct read_ctx c = { t, r, 0 };
 	__u64 cnt[RC__MAX];
 	int err;
 
@@ -211,7 +211,7 @@ int rdma_tracer__read(struct rdma_tracer *t, struct rdma_read *r)
 		__u64 gone = cnt[RC_INFLIGHT_DELETES] + t->aged + r->inflight_live;
 
 		r->inflight_evicted =
-		    cnt[RC_INFLIGHT_INSERTS] > gone ? cnt[RC_INFLIGHT_INSERTS] - gone : 0;
+			cnt[RC_INFLIGHT_INSERTS] > gone ? cnt[RC_INFLIGHT_INSERTS] - gone : 0;
 	}
 	return 0;
 }

@@ -14,9 +14,9 @@
 #include "rdma/rdma_resolve.h"
 
 static const char *const fn_names[RDMA_FN__MAX] = {
-    [RDMA_FN_POST_SEND] = "post_send",
-    [RDMA_FN_POST_RECV] = "post_recv",
-    [RDMA_FN_POLL_CQ] = "poll_cq",
+	[RDMA_FN_POST_SEND] = "post_send",
+	[RDMA_FN_POST_RECV] = "post_recv",
+	[RDMA_FN_POLL_CQ] = "poll_cq",
 };
 
 const char *rdma_fn_name(int fn)
@@ -340,18 +340,18 @@ int rdma_addr_to_file(int pid, __u64 addr, char *path, size_t pathlen, __u64 *fi
 }
 
 static const char *const lib_dirs[] = {
-    "/usr/lib/x86_64-linux-gnu",
-    "/lib/x86_64-linux-gnu",
-    "/usr/lib/aarch64-linux-gnu",
-    "/lib/aarch64-linux-gnu",
-    "/usr/lib64",
-    "/lib64",
-    "/usr/lib",
-    "/lib",
-    "/usr/local/lib",
-    "/usr/lib/x86_64-linux-gnu/libibverbs",
-    "/usr/lib/aarch64-linux-gnu/libibverbs",
-    "/usr/lib64/libibverbs",
+	"/usr/lib/x86_64-linux-gnu",
+	"/lib/x86_64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu",
+	"/lib/aarch64-linux-gnu",
+	"/usr/lib64",
+	"/lib64",
+	"/usr/lib",
+	"/lib",
+	"/usr/local/lib",
+	"/usr/lib/x86_64-linux-gnu/libibverbs",
+	"/usr/lib/aarch64-linux-gnu/libibverbs",
+	"/usr/lib64/libibverbs",
 };
 
 static bool name_matches(const char *file, const char *want)

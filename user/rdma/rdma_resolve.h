@@ -16,7 +16,7 @@
  * post_recv or poll_cq (enum rdma_fn); it may be left out for a symbol whose name says it
  * (mlx5_post_send, rxe_poll_cq, ...). OFFSET is a file offset, as uprobes take. */
 struct rdma_probe_spec {
-	int role;	    /* enum rdma_fn */
+	int role;           /* enum rdma_fn */
 	char lib[PATH_MAX]; /* as given: a path, or a file name to look for */
 	char symbol[256];   /* empty when an offset was given */
 	__u64 offset;

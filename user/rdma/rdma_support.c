@@ -10,9 +10,9 @@
 
 void rdma_support_probe(const char *root, struct rdma_support *s)
 {
-	static const char *const prov_dirs[] = {"/usr/lib/x86_64-linux-gnu/libibverbs",
-						"/usr/lib/aarch64-linux-gnu/libibverbs",
-						"/usr/lib64/libibverbs", "/usr/lib/libibverbs"};
+	static const char *const prov_dirs[] = { "/usr/lib/x86_64-linux-gnu/libibverbs",
+						 "/usr/lib/aarch64-linux-gnu/libibverbs",
+						 "/usr/lib64/libibverbs", "/usr/lib/libibverbs" };
 	char path[PATH_MAX * 2];
 	struct stat st;
 	struct dirent *de;
@@ -25,7 +25,7 @@ void rdma_support_probe(const char *root, struct rdma_support *s)
 			       sizeof(s->libibverbs_path))) {
 		s->libibverbs = true;
 		s->libibverbs_exports =
-		    !elf_find_function(s->libibverbs_path, "ibv_open_device", &off, NULL);
+			!elf_find_function(s->libibverbs_path, "ibv_open_device", &off, NULL);
 	}
 	for (size_t i = 0; i < sizeof(prov_dirs) / sizeof(prov_dirs[0]); i++) {
 		d = opendir(prov_dirs[i]);

@@ -23,7 +23,7 @@ struct rdma_tracer;
 #define RDMA_POLL_PERIOD_MS 1000
 /* In-flight entries older than this are swept (and counted as aged): WRs whose
  * completion fell outside a sampling window, or never came. */
-#define RDMA_STALE_NS (10ull * 1000000000ull)
+#define RDMA_STALE_NS    (10ull * 1000000000ull)
 #define RDMA_TARGETS_MAX 32
 
 /* hist_key encoding of RDMA histograms in a struct snapshot (stage STAGE_RDMA_WR or
@@ -33,10 +33,10 @@ struct rdma_tracer;
 #define RDMA_SNAP_ID(qpn, op, status, peer)                                                        \
 	(((__u64)(qpn)&0xffffff) | ((__u64)(op)&0xff) << 24 | ((__u64)(status)&0xff) << 32 |       \
 	 ((__u64)(peer)&0xffffff) << 40)
-#define RDMA_SNAP_QPN(id) ((__u32)((id)&0xffffff))
+#define RDMA_SNAP_QPN(id)    ((__u32)((id)&0xffffff))
 #define RDMA_SNAP_OPCODE(id) ((__u8)(((id) >> 24) & 0xff))
 #define RDMA_SNAP_STATUS(id) ((__u8)(((id) >> 32) & 0xff))
-#define RDMA_SNAP_PEER(id) ((__u32)(((id) >> 40) & 0xffffff))
+#define RDMA_SNAP_PEER(id)   ((__u32)(((id) >> 40) & 0xffffff))
 
 /* Where a data-path uprobe sits and how it was found. */
 struct rdma_target {
@@ -45,14 +45,14 @@ struct rdma_target {
 	__u64 offset; /* file offset */
 	__u64 inode;
 	const char *how; /* "symbol", "ops-table", "--rdma-probe" */
-	bool attached;	 /* poll targets: attached right now (sampling) */
+	bool attached;   /* poll targets: attached right now (sampling) */
 };
 
 /* One histogram row as read: the interval's part and the run's total. */
 struct rdma_row {
 	struct rdma_hist_key key;
-	struct hist win;	/* since the previous rdma_tracer__read */
-	struct hist total;	/* since the start */
+	struct hist win;        /* since the previous rdma_tracer__read */
+	struct hist total;      /* since the start */
 	struct rdma_qp_info qp; /* peer facts, when create/modify_qp were seen */
 	bool qp_known;
 };
@@ -60,10 +60,10 @@ struct rdma_row {
 struct rdma_read {
 	struct rdma_row *rows;
 	size_t nrows;
-	__u64 cnt[RC__MAX];	/* totals since the start */
+	__u64 cnt[RC__MAX];     /* totals since the start */
 	__u64 cnt_win[RC__MAX]; /* this interval */
 	__u64 inflight_live;
-	__u64 inflight_aged;	/* total swept by userspace */
+	__u64 inflight_aged;    /* total swept by userspace */
 	__u64 inflight_evicted; /* inserts - deletes - aged - live */
 	__u64 hist_live;
 };
@@ -101,11 +101,11 @@ struct rdma_support {
 	bool libibverbs; /* libibverbs.so.1 found */
 	char libibverbs_path[PATH_MAX];
 	bool libibverbs_exports; /* it exports ibv_open_device (ops-table discovery) */
-	int nproviders;		 /* provider libraries found (lib*-rdmav*.so, libmlx5...) */
-	int nproviders_symtab;	 /* ... of which carry .symtab (symbol path usable) */
+	int nproviders;          /* provider libraries found (lib*-rdmav*.so, libmlx5...) */
+	int nproviders_symtab;   /* ... of which carry .symtab (symbol path usable) */
 	char providers[8][64];
-	int ndevices;	   /* entries of /sys/class/infiniband */
-	bool uprobe;	   /* uprobe PMU present (/sys/bus/event_source/.../uprobe) */
+	int ndevices;      /* entries of /sys/class/infiniband */
+	bool uprobe;       /* uprobe PMU present (/sys/bus/event_source/.../uprobe) */
 	bool verbs_header; /* built against infiniband/verbs.h (always true) */
 };
 

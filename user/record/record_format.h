@@ -11,17 +11,17 @@
 #include <linux/types.h>
 #include "core/snapshot.h"
 
-#define REC_MAGIC "TTRECSEG"		/* 8 bytes, no NUL on disk */
-#define REC_MAGIC_LEN 8
-#define REC_VERSION 1
-#define REC_SUFFIX ".ttrec"
-#define REC_FLAG_ZLIB 0x1u		/* frame payloads are zlib streams (always set in v1) */
-#define REC_FLAGS_KNOWN REC_FLAG_ZLIB
-#define REC_HDR_FIXED 36		/* header bytes before the host name */
-#define REC_HOST_MAX 255
-#define REC_FRAME_HDR 16
-#define REC_MAX_RAW (64u << 20)		/* largest decompressed payload a reader accepts */
-#define REC_FLIGHT_PER_FRAME 512	/* slow requests per flight-recorder frame */
+#define REC_MAGIC            "TTRECSEG" /* 8 bytes, no NUL on disk */
+#define REC_MAGIC_LEN        8
+#define REC_VERSION          1
+#define REC_SUFFIX           ".ttrec"
+#define REC_FLAG_ZLIB        0x1u /* frame payloads are zlib streams (always set in v1) */
+#define REC_FLAGS_KNOWN      REC_FLAG_ZLIB
+#define REC_HDR_FIXED        36 /* header bytes before the host name */
+#define REC_HOST_MAX         255
+#define REC_FRAME_HDR        16
+#define REC_MAX_RAW          (64u << 20) /* largest decompressed payload a reader accepts */
+#define REC_FLIGHT_PER_FRAME 512         /* slow requests per flight-recorder frame */
 
 enum rec_frame_type {
 	REC_FRAME_SNAPSHOT = 1,
@@ -31,9 +31,9 @@ enum rec_frame_type {
 struct rec_header {
 	__u16 version;
 	__u32 flags;
-	__u64 created_ns;	/* CLOCK_REALTIME */
-	__u64 seq;		/* segment sequence number in its directory */
-	__u8 hist_sub_bits;	/* histogram geometry the slot numbers refer to */
+	__u64 created_ns;   /* CLOCK_REALTIME */
+	__u64 seq;          /* segment sequence number in its directory */
+	__u8 hist_sub_bits; /* histogram geometry the slot numbers refer to */
 	__u8 hist_max_log2;
 	char host[REC_HOST_MAX + 1];
 };
@@ -49,10 +49,10 @@ void rec_buf__free(struct rec_buf *b);
 
 /* Where a reader stopped and why. */
 struct rec_diag {
-	char msg[512];		/* error or warning text, names the file and byte offset */
-	__u64 offset;		/* byte offset of the bad frame or header */
-	bool torn;		/* a torn tail was skipped (warning, not an error) */
-	unsigned long frames;	/* frames decoded */
+	char msg[512];        /* error or warning text, names the file and byte offset */
+	__u64 offset;         /* byte offset of the bad frame or header */
+	bool torn;            /* a torn tail was skipped (warning, not an error) */
+	unsigned long frames; /* frames decoded */
 	unsigned long snapshots;
 };
 
@@ -104,7 +104,7 @@ bool rec_in_window(const struct snapshot *s, __u64 from_ns, __u64 to_ns);
  * whole frames followed by fdatasync(), so a crash loses at most the interval being
  * written and readers skip its torn frame. */
 #define REC_DEFAULT_MAX_SIZE (256ULL << 20)
-#define REC_MIN_SEGMENT (4ULL << 10)
+#define REC_MIN_SEGMENT      (4ULL << 10)
 
 struct recorder;
 

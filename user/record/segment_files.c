@@ -60,8 +60,9 @@ long long rec_segment_seq(const char *name)
 	if (n < 4 + 16 + sl || strncmp(name, "seg-", 4) || strcmp(name + n - sl, REC_SUFFIX))
 		return -EINVAL;
 	for (p = name + 4; p < name + 20; p++) {
-		int v = (*p >= '0' && *p <= '9') ? *p - '0' :
-			(*p >= 'a' && *p <= 'f') ? *p - 'a' + 10 : -1;
+		int v = (*p >= '0' && *p <= '9')   ? *p - '0'
+			: (*p >= 'a' && *p <= 'f') ? *p - 'a' + 10
+						   : -1;
 
 		if (v < 0)
 			return -EINVAL;

@@ -54,7 +54,7 @@ int rec_grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 struct cur {
 	const __u8 *p;
 	size_t len, off;
-	bool bad;	/* a read went past the end: the payload is malformed */
+	bool bad; /* a read went past the end: the payload is malformed */
 };
 
 static __u64 get_le(struct cur *c, int n)
@@ -70,10 +70,22 @@ static __u64 get_le(struct cur *c, int n)
 	return v;
 }
 
-static __u8 get_u8(struct cur *c) { return (__u8)get_le(c, 1); }
-static __u16 get_u16(struct cur *c) { return (__u16)get_le(c, 2); }
-static __u32 get_u32(struct cur *c) { return (__u32)get_le(c, 4); }
-static __u64 get_u64(struct cur *c) { return get_le(c, 8); }
+static __u8 get_u8(struct cur *c)
+{
+	return (__u8)get_le(c, 1);
+}
+static __u16 get_u16(struct cur *c)
+{
+	return (__u16)get_le(c, 2);
+}
+static __u32 get_u32(struct cur *c)
+{
+	return (__u32)get_le(c, 4);
+}
+static __u64 get_u64(struct cur *c)
+{
+	return get_le(c, 8);
+}
 
 static void get_bytes(struct cur *c, void *dst, size_t n)
 {
@@ -106,7 +118,7 @@ static size_t remaining(const struct cur *c)
 	return c->bad ? 0 : c->len - c->off;
 }
 
-#define HIST_REC_MIN (2 + 1 + 16 + 8 + 32 + 24 + 2)	/* smallest encoded histogram */
+#define HIST_REC_MIN (2 + 1 + 16 + 8 + 32 + 24 + 2) /* smallest encoded histogram */
 
 static int decode_hist(struct cur *c, struct snapshot *s)
 {
@@ -216,7 +228,8 @@ static int decode_snapshot(struct cur *c, struct snapshot *s)
 		if (attr_agg__decode(&s->attr, c->p + c->off, attr_len)) {
 			s->attr = NULL;
 			tt_warn("warning: attribution data of the interval at %llu not readable "
-				"by this version, skipped", (unsigned long long)s->start_ns);
+				"by this version, skipped",
+				(unsigned long long)s->start_ns);
 		}
 		c->off += attr_len;
 	}
@@ -333,8 +346,9 @@ static int decode_header(const __u8 *p, size_t len, const char *name, struct rec
 		/* created but killed before the header was complete */
 		if (!memcmp(p, REC_MAGIC, len < REC_MAGIC_LEN ? len : REC_MAGIC_LEN)) {
 			d->torn = true;
-			return rec_diag_set(
-			    d, 0, 0, "%s: header incomplete (%zu bytes), file skipped", name, len);
+			return rec_diag_set(d, 0, 0,
+					    "%s: header incomplete (%zu bytes), file skipped", name,
+					    len);
 		}
 		return rec_diag_set(d, -ENOTSUP, 0,
 				    "%s: not a tailtrace recording (bad magic at offset 0)", name);
@@ -346,9 +360,9 @@ static int decode_header(const __u8 *p, size_t len, const char *name, struct rec
 	hl = get_le_raw(p + 10, 2);
 	if (h->version > REC_VERSION)
 		return rec_diag_set(
-		    d, -EPROTONOSUPPORT, 8,
-		    "%s: format version %u is newer than this tailtrace reads (%u) at offset 8",
-		    name, h->version, REC_VERSION);
+			d, -EPROTONOSUPPORT, 8,
+			"%s: format version %u is newer than this tailtrace reads (%u) at offset 8",
+			name, h->version, REC_VERSION);
 	if (h->version == 0)
 		return rec_diag_set(d, -EBADMSG, 8, "%s: corrupt header: version 0 at offset 8",
 				    name);
@@ -383,24 +397,24 @@ static int decode_header(const __u8 *p, size_t len, const char *name, struct rec
 				    name, h->flags);
 	if (!(h->flags & REC_FLAG_ZLIB))
 		return rec_diag_set(
-		    d, -EPROTONOSUPPORT, 12,
-		    "%s: uncompressed segments are not supported (flags at offset 12)", name);
+			d, -EPROTONOSUPPORT, 12,
+			"%s: uncompressed segments are not supported (flags at offset 12)", name);
 	if (h->hist_sub_bits != HIST_SUB_BITS || h->hist_max_log2 != HIST_MAX_LOG2)
 		return rec_diag_set(
-		    d, -EPROTONOSUPPORT, 32,
-		    "%s: histogram geometry %u/%u at offset 32 differs from this build's "
-		    "%u/%u",
-		    name, h->hist_sub_bits, h->hist_max_log2, HIST_SUB_BITS, HIST_MAX_LOG2);
+			d, -EPROTONOSUPPORT, 32,
+			"%s: histogram geometry %u/%u at offset 32 differs from this build's "
+			"%u/%u",
+			name, h->hist_sub_bits, h->hist_max_log2, HIST_SUB_BITS, HIST_MAX_LOG2);
 	*hdr_len = hl;
 	return 0;
 }
 
 /* A frame header that passed frame_check(). */
 struct frame {
-	const __u8 *hdr;	/* its first byte; the payload follows the header */
-	size_t off;		/* its offset in the segment */
+	const __u8 *hdr; /* its first byte; the payload follows the header */
+	size_t off;      /* its offset in the segment */
 	int type;
-	size_t stored, rawlen;	/* payload bytes in the file, and decompressed */
+	size_t stored, rawlen; /* payload bytes in the file, and decompressed */
 };
 
 #define FRAME_TORN 1
@@ -408,8 +422,8 @@ struct frame {
 /* The frame at off: 0 when its header and CRC are sound, FRAME_TORN when the segment ends
  * in a torn or never-written tail (d says which; the tail is skipped), or -EBADMSG when it
  * is corrupt. */
-static int frame_check(const __u8 *p, size_t len, size_t off, const char *name,
-		       struct frame *fr, struct rec_diag *d)
+static int frame_check(const __u8 *p, size_t len, size_t off, const char *name, struct frame *fr,
+		       struct rec_diag *d)
 {
 	size_t left = len - off;
 	const __u8 *f = p + off;
@@ -440,7 +454,8 @@ static int frame_check(const __u8 *p, size_t len, size_t off, const char *name,
 		d->torn = true;
 		rec_diag_set(d, 0, off,
 			     "%s: torn frame at offset %zu (length %zu beyond end of file), tail "
-			     "skipped", name, off, fr->stored);
+			     "skipped",
+			     name, off, fr->stored);
 		return FRAME_TORN;
 	}
 	if (crc32(crc32(0, f, 12), f + REC_FRAME_HDR, (uInt)fr->stored) != get_le_raw(f + 12, 4)) {
@@ -448,7 +463,8 @@ static int frame_check(const __u8 *p, size_t len, size_t off, const char *name,
 			d->torn = true;
 			rec_diag_set(d, 0, off,
 				     "%s: torn frame at offset %zu (CRC mismatch in the last "
-				     "frame), tail skipped", name, off);
+				     "frame), tail skipped",
+				     name, off);
 			return FRAME_TORN;
 		}
 		return rec_diag_set(d, -EBADMSG, off,
@@ -458,8 +474,7 @@ static int frame_check(const __u8 *p, size_t len, size_t off, const char *name,
 }
 
 /* The decompressed payload of fr in a new buffer (*raw, freed by the caller). */
-static int frame_inflate(const struct frame *fr, __u8 **raw, const char *name,
-			 struct rec_diag *d)
+static int frame_inflate(const struct frame *fr, __u8 **raw, const char *name, struct rec_diag *d)
 {
 	uLongf outlen = fr->rawlen;
 
@@ -482,7 +497,7 @@ struct seg_reader {
 	void *ctx;
 	struct rec_diag *d;
 	struct snapshot pend;
-	bool have;		/* pend holds an interval */
+	bool have; /* pend holds an interval */
 };
 
 /* Hands the pending interval to the callback and frees it. */
@@ -534,7 +549,8 @@ static int flight_frame(struct seg_reader *rd, const struct frame *fr, const __u
 	if (err == -ENOENT)
 		return rec_diag_set(rd->d, -EBADMSG, fr->off,
 				    "%s: flight-recorder frame at offset %zu has no snapshot "
-				    "frame before it", rd->name, fr->off);
+				    "frame before it",
+				    rd->name, fr->off);
 	if (err == -EBADMSG)
 		rec_diag_set(rd->d, err, fr->off, "%s: corrupt frame payload at offset %zu",
 			     rd->name, fr->off);

@@ -95,10 +95,22 @@ static void put_le(struct rec_buf *b, __u64 v, int n)
 		p[i] = (__u8)(v >> (8 * i));
 }
 
-static void put_u8(struct rec_buf *b, __u8 v) { put_le(b, v, 1); }
-static void put_u16(struct rec_buf *b, __u16 v) { put_le(b, v, 2); }
-static void put_u32(struct rec_buf *b, __u32 v) { put_le(b, v, 4); }
-static void put_u64(struct rec_buf *b, __u64 v) { put_le(b, v, 8); }
+static void put_u8(struct rec_buf *b, __u8 v)
+{
+	put_le(b, v, 1);
+}
+static void put_u16(struct rec_buf *b, __u16 v)
+{
+	put_le(b, v, 2);
+}
+static void put_u32(struct rec_buf *b, __u32 v)
+{
+	put_le(b, v, 4);
+}
+static void put_u64(struct rec_buf *b, __u64 v)
+{
+	put_le(b, v, 8);
+}
 
 static void put_bytes(struct rec_buf *b, const void *src, size_t n)
 {
@@ -338,8 +350,8 @@ int rec_interval_encode(struct rec_buf *out, const struct snapshot *s)
 	if (!err)
 		err = frame_append(out, REC_FRAME_SNAPSHOT, &raw);
 	for (size_t i = 0; !err && i < s->nslow; i += REC_FLIGHT_PER_FRAME) {
-		size_t n = s->nslow - i < REC_FLIGHT_PER_FRAME ? s->nslow - i
-							      : REC_FLIGHT_PER_FRAME;
+		size_t n =
+			s->nslow - i < REC_FLIGHT_PER_FRAME ? s->nslow - i : REC_FLIGHT_PER_FRAME;
 
 		raw.len = 0;
 		err = encode_flight(&raw, s, i, n);
