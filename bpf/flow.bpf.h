@@ -70,9 +70,9 @@ struct flow {
 	__u8 family;
 	__u8 phase; /* enum req_phase */
 	__u16 lport, rport;
-	__u8 raddr[16];
+	__u8 raddr[TT_ADDR_LEN];
 	__u32 tgid, tid; /* last application thread that read or wrote */
-	char comm[16];
+	char comm[TT_COMM_LEN];
 	__u64 cgroup_id;
 	__u64 cookie;
 	__u64 sk_addr;        /* the socket, as a number: global functions take no pointers */

@@ -10,11 +10,11 @@
 const volatile __u16 targ_ports[TT_MAX_PORTS] = {};
 const volatile __u32 targ_nports = 0;
 const volatile __u32 targ_tgid = 0;
-const volatile char targ_comm[16] = {};
+const volatile char targ_comm[TT_COMM_LEN] = {};
 const volatile bool targ_filter_comm = false;
 const volatile bool targ_filter_cgroup = false;
-const volatile __u32 targ_devs[8] = {};      /* ifindexes from --dev */
-const volatile __u32 targ_dev_netns[8] = {}; /* ... and their network namespace inodes */
+const volatile __u32 targ_devs[TT_MAX_DEVS] = {};      /* ifindexes from --dev */
+const volatile __u32 targ_dev_netns[TT_MAX_DEVS] = {}; /* ... and their network namespace inodes */
 const volatile __u32 targ_ndevs = 0;
 const volatile __u8 targ_by = GROUP_NONE;
 const volatile __u8 targ_role = ROLE_AUTO;     /* --role: the side whose requests are kept */

@@ -10,6 +10,12 @@
 #include <stdbool.h>
 #endif
 
+/* Widths both sides must agree on. */
+#define TT_COMM_LEN   16 /* a task's comm, as the kernel's TASK_COMM_LEN */
+#define TT_IFNAME_LEN 16 /* a device name, as IFNAMSIZ */
+#define TT_ADDR_LEN   16 /* an IPv6 address; IPv4 uses the first 4 bytes */
+#define TT_MAX_DEVS   8  /* --dev options, and the kernel's device filter */
+
 /* Stage ids, from the catalogue (bpf/stage_catalogue.h). The names ("tx.qdisc", ...) and
  * classes are a stable contract documented in docs/stages.md; ids are internal and may be
  * renumbered. */
@@ -30,17 +36,17 @@ enum tt_group_by {
 /* Key of the per-CPU histogram map. The place (device, qdisc handle) is always part of
  * the key for stages that have one, whatever the grouping, so `explain` can say where. */
 struct hist_key {
-	__u16 stage;        /* enum tt_stage */
-	__u8 by;            /* enum tt_group_by */
-	__u8 family;        /* AF_INET or AF_INET6 when addr is set */
-	__u32 ifindex;      /* place: device, 0 if none */
-	__u32 qdisc_handle; /* place: qdisc handle (major:minor), 0 if none */
-	__u32 netns;        /* place: network namespace inode of the device */
-	__u32 tgid;         /* GROUP_COMM */
-	__u32 reserved;     /* explicit padding: keys are compared byte by byte */
-	__u64 id;           /* GROUP_PORT: port; GROUP_CGROUP: cgroup id */
-	__u8 addr[16];      /* GROUP_RADDR: remote address (v4 in the first 4 bytes) */
-	char comm[16];      /* GROUP_COMM */
+	__u16 stage;            /* enum tt_stage */
+	__u8 by;                /* enum tt_group_by */
+	__u8 family;            /* AF_INET or AF_INET6 when addr is set */
+	__u32 ifindex;          /* place: device, 0 if none */
+	__u32 qdisc_handle;     /* place: qdisc handle (major:minor), 0 if none */
+	__u32 netns;            /* place: network namespace inode of the device */
+	__u32 tgid;             /* GROUP_COMM */
+	__u32 reserved;         /* explicit padding: keys are compared byte by byte */
+	__u64 id;               /* GROUP_PORT: port; GROUP_CGROUP: cgroup id */
+	__u8 addr[TT_ADDR_LEN]; /* GROUP_RADDR: remote address (v4 in the first 4 bytes) */
+	char comm[TT_COMM_LEN]; /* GROUP_COMM */
 };
 
 /* place_slots value of a place seen by the kernel that userspace has not given a
@@ -134,8 +140,8 @@ struct req_event {
 	__u8 role;  /* enum tt_role */
 	__u8 flags; /* REQ_F_* */
 	__u8 reserved[5];
-	__u8 raddr[16];
-	char comm[16];
+	__u8 raddr[TT_ADDR_LEN];
+	char comm[TT_COMM_LEN];
 };
 
 /* A request event's bytes in its ring: the record and the ring's 8-byte record header
@@ -159,7 +165,7 @@ struct dev_key {
 };
 
 struct dev_name {
-	char name[16];
+	char name[TT_IFNAME_LEN];
 };
 
 /* Per-packet stamps: direct-mapped arrays of two-way buckets (see bpf/packet.bpf.h);

@@ -3,6 +3,7 @@
  * must get the verdict, stage and place the generator injected; the thresholds, both ends
  * on one host, an empty aggregate, and the text and JSON reports. */
 #include "attr_fixtures.h"
+#include "lib/util.h"
 
 static const char *top_stage(const struct attr_group *g)
 {
@@ -381,7 +382,7 @@ static void test_render(void **state)
 	jw_object_end(&w);
 	jw_finish(&w);
 	fclose(f);
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (!strstr(buf, keys[i]))
 			fail_msg("missing %s in %s", keys[i], buf);
 	for (char *p = buf; *p; p++) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/histogram.h"
+#include "lib/util.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
@@ -353,7 +354,7 @@ static void test_quantiles_tiny_counts(void **state)
 {
 	const __u64 pool[] = { 0,    1,    15,   16,   17,     31,     32,        33,
 			       1000, 4095, 4096, 4097, 777777, 3 * MS, 123456789, 1ULL << 40 };
-	size_t np = sizeof(pool) / sizeof(pool[0]);
+	size_t np = ARRAY_SIZE(pool);
 	char name[64];
 	__u64 v[3];
 
@@ -427,7 +428,7 @@ static void test_exact_quantile_rank(void **state)
 		v[i] = i * 10;
 	assert_int_equal(exact_quantile(v, 0, 0.5), 0);
 	for (size_t n = 1; n <= 5000; n++)
-		for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++)
+		for (size_t k = 0; k < ARRAY_SIZE(qs); k++)
 			if (exact_quantile(v, n, qs[k].q) !=
 			    ref_quantile(v, n, qs[k].num, qs[k].den))
 				fail_msg("n %zu q %g: %llu, nearest rank %llu", n, qs[k].q,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/json.h"
+#include "lib/util.h"
 
 #include "json_reader.h"
 }
@@ -38,12 +39,12 @@ static void test_reader_is_strict(void **state)
 	struct jv *v;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		v = jv_parse(bad[i], strlen(bad[i]));
 		if (v)
 			fail_msg("reader accepted %s", bad[i]);
 	}
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
 		v = jv_parse(good[i], strlen(good[i]));
 		if (!v)
 			fail_msg("reader refused %s", good[i]);
@@ -178,7 +179,7 @@ static void test_escaping_round_trip(void **state)
 	cap_open(&c, false);
 	jw_object_begin(&c.w, NULL);
 	jw_array_begin(&c.w, "s");
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
 		jw_string(&c.w, NULL, strs[i]);
 	jw_string(&c.w, NULL, all);
 	jw_array_end(&c.w);
@@ -192,8 +193,8 @@ static void test_escaping_round_trip(void **state)
 			fail_msg("raw control character 0x%02x at %zu", c.buf[i], i);
 	arr = jv_get(v, "s");
 	assert_non_null(arr);
-	assert_int_equal(arr->n, sizeof(strs) / sizeof(strs[0]) + 1);
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+	assert_int_equal(arr->n, ARRAY_SIZE(strs) + 1);
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++) {
 		assert_int_equal(arr->items[i]->t, J_STR);
 		assert_int_equal(arr->items[i]->len, strlen(strs[i]));
 		assert_string_equal(arr->items[i]->text, strs[i]);
@@ -236,7 +237,7 @@ static void test_nonfinite_is_null(void **state)
 	jw_double(&c.w, NULL, -INFINITY);
 	jw_array_end(&c.w);
 	jw_array_begin(&c.w, "finite");
-	for (size_t i = 0; i < sizeof(finite) / sizeof(finite[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(finite); i++)
 		jw_double(&c.w, NULL, finite[i]);
 	jw_array_end(&c.w);
 	jw_double(&c.w, "key", NAN);
@@ -249,7 +250,7 @@ static void test_nonfinite_is_null(void **state)
 		assert_int_equal(nf->items[i]->t, J_NULL);
 	assert_int_equal(jv_get(v, "key")->t, J_NULL);
 	fi = jv_get(v, "finite");
-	assert_int_equal(fi->n, sizeof(finite) / sizeof(finite[0]));
+	assert_int_equal(fi->n, ARRAY_SIZE(finite));
 	for (size_t i = 0; i < fi->n; i++) {
 		double want = finite[i], got = fi->items[i]->num;
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "rdma/rdma_resolve.h"
+#include "lib/util.h"
 
 static char err[256];
 
@@ -65,7 +66,7 @@ static void test_spec_bad_input(void **state)
 	struct rdma_probe_spec s;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		err[0] = '\0';
 		assert_int_equal(rdma_spec_parse(bad[i], &s, err, sizeof(err)), -EINVAL);
 		assert_true(strlen(err) > 0);

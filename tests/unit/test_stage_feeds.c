@@ -11,6 +11,7 @@
 #include <string.h>
 #include "collect/kernel_caps.h"
 #include "core/stages.h"
+#include "lib/util.h"
 
 /* The tracepoints kernel_caps_probe() looks for: a stage needing one outside this list
  * could never be available on any kernel, which the all-available test would show. */
@@ -25,13 +26,13 @@ static const char *const all_tps[] = {
 	"sched:sched_switch",       "sched:sched_wakeup",
 	"sched:sched_process_exit",
 };
-#define NTPS ((int)(sizeof(all_tps) / sizeof(all_tps[0])))
+#define NTPS ((int)ARRAY_SIZE(all_tps))
 
 static const enum tt_stage tcp_stages[] = {
 	STAGE_TX_SENDQ, STAGE_TX_QDISC, STAGE_TX_NIC,  STAGE_TX_ACK,
 	STAGE_RX_STACK, STAGE_RX_SOCKQ, STAGE_TCP_RTT, STAGE_TCP_RETRANS,
 };
-#define NTCP ((int)(sizeof(tcp_stages) / sizeof(tcp_stages[0])))
+#define NTCP ((int)ARRAY_SIZE(tcp_stages))
 
 static struct kernel_caps caps;
 
@@ -238,7 +239,7 @@ static void test_other_kinds_irrelevant(void **state)
 
 	(void)state;
 	caps_all(&caps);
-	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
 		caps.kinds[others[i]].available = false;
 	for (int i = 0; i < NTCP; i++)
 		assert_available(tcp_stages[i]);

@@ -17,6 +17,7 @@
 #include "core/histogram.h"
 #include "cmd/stage_report.h"
 #include "core/stages.h"
+#include "lib/util.h"
 
 #include "json_reader.h"
 }
@@ -275,7 +276,7 @@ static void check_entry(const struct jv *st, const struct series *s)
 	const struct jv *b;
 	size_t n = s->n;
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (!jv_get(st, keys[i]))
 			fail_msg("%s: key \"%s\" missing", s->name, keys[i]);
 	assert_string_equal(jv_get(st, "class")->text, s->class);
@@ -418,7 +419,7 @@ static void test_json_counters(void **state)
 	(void)state;
 	c = jv_get(v, "counters");
 	assert_true(jv_is(c, J_OBJ));
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
 		const struct jv *x = jv_get(c, want[i].key);
 
 		if (!jv_is(x, J_NUM) || x->num != want[i].want)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/stages.h"
+#include "lib/util.h"
 
 static const char *const groups[] = { "tx", "rx", "tcp", "sched", "gpu", "req", "rdma" };
 
@@ -24,7 +25,7 @@ static bool in_stage_group(const char *name)
 {
 	const char *dot = strchr(name, '.');
 
-	for (size_t g = 0; dot && g < sizeof(groups) / sizeof(groups[0]); g++)
+	for (size_t g = 0; dot && g < ARRAY_SIZE(groups); g++)
 		if (strlen(groups[g]) == (size_t)(dot - name) &&
 		    !strncmp(groups[g], name, (size_t)(dot - name)))
 			return true;
@@ -103,7 +104,7 @@ static void test_classes(void **state)
 	int seen = 0;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
 		int id = stage_by_name(want[i].name);
 
 		assert_true(id >= 0);

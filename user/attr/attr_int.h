@@ -60,8 +60,8 @@ struct attr_place_key {
 	__u32 cpu;
 	__u16 lport;
 	__u16 rport;
-	__u8 raddr[16];
-	char comm[16];
+	__u8 raddr[TT_ADDR_LEN];
+	char comm[TT_COMM_LEN];
 };
 
 struct attr_place {

@@ -19,14 +19,10 @@
 #include "rdma/rdma_counters.h"
 #include "rdma/rdma_resolve.h"
 #include "core/stages.h"
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
+#include "lib/util.h"
+#include "lib/clock.h"
+#include "lib/format.h"
+#include "lib/stop_signal.h"
 
 struct rdma_cmd {
 	struct tt_opts o;
@@ -39,26 +35,18 @@ struct rdma_cmd {
 	struct rdma_call_state *total_state;
 };
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void text_summary(const struct hist *h)
 {
 	struct hist_summary s;
 	char b[6][16];
 
 	hist_summarize(h, &s);
-	format_ns(b[0], 16, s.mean_ns);
-	format_ns(b[1], 16, (double)s.p50_ns);
-	format_ns(b[2], 16, (double)s.p90_ns);
-	format_ns(b[3], 16, (double)s.p99_ns);
-	format_ns(b[4], 16, (double)s.p999_ns);
-	format_ns(b[5], 16, (double)s.max_ns);
+	fmt_duration(b[0], 16, s.mean_ns, DUR_FINE);
+	fmt_duration(b[1], 16, (double)s.p50_ns, DUR_FINE);
+	fmt_duration(b[2], 16, (double)s.p90_ns, DUR_FINE);
+	fmt_duration(b[3], 16, (double)s.p99_ns, DUR_FINE);
+	fmt_duration(b[4], 16, (double)s.p999_ns, DUR_FINE);
+	fmt_duration(b[5], 16, (double)s.max_ns, DUR_FINE);
 	printf("%8llu %9s %9s %9s %9s %9s %9s\n", (unsigned long long)s.count, b[0], b[1], b[2],
 	       b[3], b[4], b[5]);
 }
@@ -346,7 +334,7 @@ static void json_loss(struct json_writer *w, const struct rdma_read *rd, const s
 	};
 
 	jw_object_begin(w, "loss");
-	for (size_t i = 0; i < sizeof(cnames) / sizeof(cnames[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(cnames); i++)
 		jw_uint(w, cnames[i].name, v->cnt[cnames[i].idx]);
 	jw_uint(w, "inflight_live", rd->inflight_live);
 	jw_uint(w, "inflight_aged", rd->inflight_aged);
@@ -533,7 +521,7 @@ static int rdma_cmd_trace(struct rdma_cmd *c, double t0, double *last)
 	double now;
 	int r = 0;
 
-	while (!stop) {
+	while (!stop_requested()) {
 		if ((r = rdma_tracer__poll(c->t, 50)))
 			break;
 		now = mono_s();
@@ -558,7 +546,6 @@ static int rdma_cmd_trace(struct rdma_cmd *c, double t0, double *last)
 int cmd_rdma(int argc, char **argv)
 {
 	struct rdma_cmd c;
-	struct sigaction sa;
 	double t0, last, now;
 	int r;
 
@@ -570,10 +557,7 @@ int cmd_rdma(int argc, char **argv)
 	if (r >= 0)
 		return r;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	stop_signal_install();
 	if (!c.o.json)
 		fprintf(stderr, "Tracing RDMA verbs%s... Hit Ctrl-C to end.\n",
 			c.o.pid ? " of one process" : "");

@@ -11,6 +11,8 @@
 #include "lib/log.h"
 #include "record/record_format.h"
 #include "collect/session.h"
+#include "lib/clock.h"
+#include "lib/stop_signal.h"
 
 #define RECORD_DEFAULT_INTERVAL 10.0
 /* How long the loop sleeps between taking request events. Events wait in the ring buffer
@@ -47,25 +49,17 @@ static unsigned long long rss_kb(void)
 	return resident * (unsigned long long)sysconf(_SC_PAGESIZE) / 1024;
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Waits for the interval while consuming request events and answering scrapes. Returns
  * false when recording should stop after this interval. */
 static bool wait_interval(struct session *ss, struct http_metrics *http, double interval)
 {
-	double end = mono() + interval;
+	double end = mono_s() + interval;
 	int step_ms = http ? RECORD_POLL_HTTP_MS : RECORD_POLL_MS;
 
 	if (ss->o.duration_s > 0 && ss->started + ss->o.duration_s < end)
 		end = ss->started + ss->o.duration_s;
-	while (!session_stopping()) {
-		double left = end - mono();
+	while (!stop_requested()) {
+		double left = end - mono_s();
 
 		if (left <= 0)
 			break;
@@ -73,8 +67,8 @@ static bool wait_interval(struct session *ss, struct http_metrics *http, double 
 		if (http)
 			http_metrics__serve(http, 0);
 	}
-	return !session_stopping() &&
-	       !(ss->o.duration_s > 0 && mono() >= ss->started + ss->o.duration_s - 1e-3);
+	return !stop_requested() &&
+	       !(ss->o.duration_s > 0 && mono_s() >= ss->started + ss->o.duration_s - 1e-3);
 }
 
 int cmd_record(int argc, char **argv)

@@ -19,6 +19,9 @@
 #include "cmd/options.h"
 #include "record/record_format.h"
 #include "core/stages.h"
+#include "lib/util.h"
+#include "lib/clock.h"
+#include "lib/format.h"
 
 enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_PPROF, FMT_PERFETTO, FMT_OPENMETRICS };
 
@@ -44,31 +47,18 @@ static int merge_in_window(const struct snapshot *s, void *ctx)
 	return snapshot__merge(&w->merged, s);
 }
 
-static void fmt_time(char *buf, size_t len, __u64 ns)
-{
-	time_t t = (time_t)(ns / 1000000000ULL);
-	struct tm tm;
-
-	if (!ns) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static void summary_cols(FILE *f, const struct hist *h)
 {
 	struct hist_summary sm;
 	char v[7][16];
 
 	hist_summarize(h, &sm);
-	format_ns(v[0], sizeof(v[0]), sm.mean_ns);
-	format_ns(v[1], sizeof(v[1]), (double)sm.p50_ns);
-	format_ns(v[2], sizeof(v[2]), (double)sm.p90_ns);
-	format_ns(v[3], sizeof(v[3]), (double)sm.p99_ns);
-	format_ns(v[4], sizeof(v[4]), (double)sm.p999_ns);
-	format_ns(v[5], sizeof(v[5]), (double)sm.max_ns);
+	fmt_duration(v[0], sizeof(v[0]), sm.mean_ns, DUR_FINE);
+	fmt_duration(v[1], sizeof(v[1]), (double)sm.p50_ns, DUR_FINE);
+	fmt_duration(v[2], sizeof(v[2]), (double)sm.p90_ns, DUR_FINE);
+	fmt_duration(v[3], sizeof(v[3]), (double)sm.p99_ns, DUR_FINE);
+	fmt_duration(v[4], sizeof(v[4]), (double)sm.p999_ns, DUR_FINE);
+	fmt_duration(v[5], sizeof(v[5]), (double)sm.max_ns, DUR_FINE);
 	fprintf(f, "%10llu %9s %9s %9s %9s %9s %9s", (unsigned long long)sm.count, v[0], v[1], v[2],
 		v[3], v[4], v[5]);
 	if (sm.overflow)
@@ -167,13 +157,13 @@ static int text_tail_profile(FILE *f, const struct snapshot *s)
 	err = tail_profile__build(&tp, s);
 	if (err)
 		return err;
-	format_ns(a, sizeof(a), (double)tp.total_ns);
+	fmt_duration(a, sizeof(a), (double)tp.total_ns, DUR_FINE);
 	fprintf(f, "\ntail profile (source: %s): %s over %llu samples\n",
 		tail_source_name(tp.source), a, (unsigned long long)tp.total_count);
 	/* heaviest stacks first; the full list is what --format folded is for */
 	qsort(tp.rows, tp.nrows, sizeof(*tp.rows), cmp_rows_ns);
 	for (size_t i = 0; i < tp.nrows && i < REPORT_TOP_STACKS; i++) {
-		format_ns(a, sizeof(a), (double)tp.rows[i].ns);
+		fmt_duration(a, sizeof(a), (double)tp.rows[i].ns, DUR_FINE);
 		fprintf(f, "  %5.1f%% %10s  %s;%s;%s;%s\n",
 			tp.total_ns ? 100.0 * (double)tp.rows[i].ns / (double)tp.total_ns : 0.0, a,
 			tp.rows[i].frame[0], tp.rows[i].frame[1], tp.rows[i].frame[2],
@@ -192,8 +182,8 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	char t0[32], t1[32], a[16];
 	int err;
 
-	fmt_time(t0, sizeof(t0), s->start_ns);
-	fmt_time(t1, sizeof(t1), s->end_ns);
+	fmt_utc(t0, sizeof(t0), s->start_ns);
+	fmt_utc(t1, sizeof(t1), s->end_ns);
 	fprintf(f, "tailtrace report of %s\nwindow %s .. %s (%.1f s, %lu intervals)\n\n", source,
 		t0, t1, window_seconds(s), intervals);
 	err = text_attribution(f, s);
@@ -208,7 +198,7 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	for (int i = 0; i < CNT__MAX; i++)
 		fprintf(f, "%s%s %llu", i % 4 ? ", " : "\n  ", rec_counter_name(i),
 			(unsigned long long)s->counters[i]);
-	format_ns(a, sizeof(a), (double)s->slow_threshold_ns);
+	fmt_duration(a, sizeof(a), (double)s->slow_threshold_ns, DUR_FINE);
 	fprintf(f,
 		"\nhistogram keys: %llu live, %llu evicted; events lost: %llu\n"
 		"flight recorder: %zu slow requests kept, %llu cut, threshold %s\n"
@@ -360,14 +350,6 @@ int report_print_json(FILE *f, const struct snapshot *s, const char *source,
 	return ferror(f) ? -EIO : 0;
 }
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
 /* The options of report: *fmt gets the output format, w the window. Returns -1 to go on,
  * else the exit status. */
 static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_format *fmt,
@@ -396,10 +378,10 @@ static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_fo
 	if (o->format) {
 		size_t i;
 
-		for (i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(format_names); i++)
 			if (!strcmp(o->format, format_names[i]))
 				break;
-		if (i == sizeof(format_names) / sizeof(format_names[0])) {
+		if (i == ARRAY_SIZE(format_names)) {
 			tt_error("unknown --format '%s' (text, json, folded, pprof, perfetto, "
 				 "openmetrics)",
 				 o->format);
@@ -411,13 +393,13 @@ static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_fo
 		}
 		*fmt = (enum report_format)i;
 	}
-	if (o->from && rec_parse_time(o->from, now_ns(), &w->from_ns)) {
+	if (o->from && rec_parse_time(o->from, realtime_ns(), &w->from_ns)) {
 		tt_error("invalid --from '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
 			 "or -10m)",
 			 o->from);
 		return 2;
 	}
-	if (o->to && rec_parse_time(o->to, now_ns(), &w->to_ns)) {
+	if (o->to && rec_parse_time(o->to, realtime_ns(), &w->to_ns)) {
 		tt_error("invalid --to '%s' (RFC 3339, 'YYYY-MM-DD HH:MM[:SS]', unix seconds, "
 			 "or -10m)",
 			 o->to);

@@ -10,10 +10,11 @@
 #include "core/histogram.h"
 #include "collect/session.h"
 #include "cmd/stage_report.h"
+#include "lib/util.h"
 
 /* Columns: the stages an operator scans first. */
 static const int top_stages[] = { STAGE_TX_SENDQ, STAGE_TX_QDISC, STAGE_TCP_RTT, STAGE_RX_SOCKQ };
-#define NTOP (int)(sizeof(top_stages) / sizeof(top_stages[0]))
+#define NTOP (int)ARRAY_SIZE(top_stages)
 
 struct top_row {
 	struct hist_key group; /* stage and place zeroed: the group alone */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "cmd/commands.h"
 #include "version.h" /* generated: $(BUILD)/version.h */
+#include "lib/util.h"
 
 /* Only implemented commands are listed here, and so in --help. */
 static const struct tt_cmd cmds[] = {
@@ -169,7 +170,7 @@ static void usage(FILE *f)
 		   "       tailtrace --version\n\n"
 		   "Where is the tail of my inference traffic slow, and why?\n\n"
 		   "Commands:\n");
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f,
 		"\nCommon options: -p/--pid PID, --comm NAME, --cgroup PATH, --port N\n"
@@ -179,7 +180,7 @@ static void usage(FILE *f)
 
 void cmd_print_help(const char *name)
 {
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(cmds[i].name, name))
 			fputs(cmds[i].usage, stdout);
 }
@@ -199,7 +200,7 @@ int main(int argc, char **argv)
 		printf("tailtrace %s\n", TT_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(cmds[i].name, argv[1]))
 			return cmds[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "tailtrace: error: unknown command '%s' (see 'tailtrace --help')\n",

@@ -8,7 +8,6 @@
 #include "tailtrace.h"
 
 #define TT_MAX_STAGES_SEL 32
-#define TT_MAX_DEVS       8
 
 /* Option bits: each command says which options it accepts. */
 enum tt_opt_bit {
@@ -37,7 +36,7 @@ enum tt_opt_bit {
 struct tt_opts {
 	unsigned int seen;         /* OPT_* bits given on the command line */
 	__u32 pid;                 /* -p: tgid, 0 = any */
-	char comm[16];             /* --comm */
+	char comm[TT_COMM_LEN];    /* --comm */
 	char cgroup_path[4096];    /* --cgroup */
 	__u16 ports[TT_MAX_PORTS]; /* --port, local or remote */
 	int nports;

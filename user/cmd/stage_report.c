@@ -9,6 +9,7 @@
 #include "core/histogram.h"
 #include "rdma/rdma_tracer.h"
 #include "core/stages.h"
+#include "lib/format.h"
 
 bool stage_report_selected(const struct stage_report_opts *ro, int stage)
 {
@@ -49,7 +50,7 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 			snprintf(buf, len, "raddr ?");
 			break;
 		}
-		inet_ntop(k->family == 10 ? AF_INET6 : AF_INET, k->addr, a, sizeof(a));
+		inet_ntop(k->family == AF_INET6 ? AF_INET6 : AF_INET, k->addr, a, sizeof(a));
 		snprintf(buf, len, "raddr %s", a);
 		break;
 	case GROUP_COMM:
@@ -145,18 +146,6 @@ static struct snap_hist *selected(const struct snapshot *s, const struct stage_r
 static double us(__u64 ns)
 {
 	return (double)ns / 1000.0;
-}
-
-void format_ns(char *buf, size_t len, double ns)
-{
-	if (ns < 1e3)
-		snprintf(buf, len, "%.0fns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.2fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3fs", ns / 1e9);
 }
 
 void hist_summary_json(struct json_writer *w, const struct hist *h)
@@ -271,18 +260,6 @@ void stage_report_json(const struct snapshot *s, const struct stage_report_opts 
 	stage_report_counters_json(s, w);
 }
 
-static void fmt_us(char *buf, size_t len, __u64 ns)
-{
-	double v = ns / 1000.0;
-
-	if (v >= 1e6)
-		snprintf(buf, len, "%.2fs", v / 1e6);
-	else if (v >= 1e3)
-		snprintf(buf, len, "%.2fms", v / 1e3);
-	else
-		snprintf(buf, len, "%.1fus", v);
-}
-
 /* One row per power of two (sub-buckets summed) keeps the chart short. */
 static void chart(const struct hist *h, FILE *f)
 {
@@ -310,8 +287,8 @@ static void chart(const struct hist *h, FILE *f)
 		char lo[16], hi[16], bar[41];
 		int n = maxv ? (int)(rows[r] * 40 / maxv) : 0;
 
-		fmt_us(lo, sizeof(lo), r == 0 ? 0 : 1ULL << r);
-		fmt_us(hi, sizeof(hi), r == 0 ? 16 : 1ULL << (r + 1));
+		fmt_duration(lo, sizeof(lo), (double)(r == 0 ? 0 : 1ULL << r), DUR_TABLE);
+		fmt_duration(hi, sizeof(hi), (double)(r == 0 ? 16 : 1ULL << (r + 1)), DUR_TABLE);
 		memset(bar, '*', (size_t)n);
 		bar[n] = 0;
 		if (r == HIST_MAX_LOG2 + 1)
@@ -386,12 +363,12 @@ void stage_report_text(const struct snapshot *s, const struct stage_report_opts 
 		hist_summarize(&v[i].h, &sum);
 		stage_report_group(&v[i].key, group, sizeof(group));
 		stage_report_place(s, &v[i].key, place, sizeof(place));
-		fmt_us(c[0], 16, (__u64)sum.mean_ns);
-		fmt_us(c[1], 16, sum.p50_ns);
-		fmt_us(c[2], 16, sum.p90_ns);
-		fmt_us(c[3], 16, sum.p99_ns);
-		fmt_us(c[4], 16, sum.p999_ns);
-		fmt_us(c[5], 16, sum.max_ns);
+		fmt_duration(c[0], 16, (double)((__u64)sum.mean_ns), DUR_TABLE);
+		fmt_duration(c[1], 16, (double)(sum.p50_ns), DUR_TABLE);
+		fmt_duration(c[2], 16, (double)(sum.p90_ns), DUR_TABLE);
+		fmt_duration(c[3], 16, (double)(sum.p99_ns), DUR_TABLE);
+		fmt_duration(c[4], 16, (double)(sum.p999_ns), DUR_TABLE);
+		fmt_duration(c[5], 16, (double)(sum.max_ns), DUR_TABLE);
 		fprintf(f, "%-12s %-11s %-22.22s %9llu %9s %9s %9s %9s %9s  %s%s%s\n", si->name,
 			class_name(si->class), group, (unsigned long long)sum.count, c[0], c[1],
 			c[2], c[3], c[4], c[5], place[0] ? "  " : "", place);

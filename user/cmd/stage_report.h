@@ -24,7 +24,6 @@ const char *drop_reason_name(unsigned int reason, char *buf, size_t len);
 bool stage_report_selected(const struct stage_report_opts *ro, int stage);
 
 /* A duration for tables: "850ns", "12.5us", "3.20ms", "1.250s". */
-void format_ns(char *buf, size_t len, double ns);
 /* count, mean_ns, p50_ns ... max_ns, overflow of one histogram into an open object. */
 void hist_summary_json(struct json_writer *w, const struct hist *h);
 /* Writes the "duration_s", "stages" and "counters" keys into an open JSON object. */

@@ -23,6 +23,7 @@
 #include "collect/netdev.h"
 #include "core/stages.h"
 #include "tailtrace.skel.h"
+#include "lib/util.h"
 
 static size_t map_view_len(const struct bpf_map *map)
 {
@@ -100,7 +101,7 @@ static const char *find_libcuda(void)
 
 	if (env && *env)
 		return access(env, R_OK) ? NULL : env;
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
 		if (!access(paths[i], R_OK))
 			return paths[i];
 	return NULL;
@@ -245,7 +246,7 @@ static void choose_programs(struct collector *c, const struct tt_opts *o)
 {
 	struct bpf_program *p;
 
-	for (size_t i = 0; i < sizeof(prog_hooks) / sizeof(prog_hooks[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(prog_hooks); i++) {
 		p = bpf_object__find_program_by_name(c->skel->obj, prog_hooks[i].prog);
 		if (!p)
 			continue;
@@ -349,7 +350,7 @@ static int attach_cuda(struct collector *c, const struct tt_opts *o, char *err, 
 		return fail(err, errlen, -ENOENT,
 			    "--cuda: libcuda.so.1 not found (set TAILTRACE_LIBCUDA=PATH)");
 	}
-	for (size_t i = 0; i < sizeof(cuda_syncs) / sizeof(cuda_syncs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cuda_syncs); i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = cuda_syncs[i]);
 		pid_t pid = o->pid ? (pid_t)o->pid : -1;
 
@@ -419,12 +420,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (cgfd >= 0)
 		close(cgfd);
 	note_missing(c);
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		c->start_realtime = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-	}
+	c->start_realtime = realtime_ns();
 	*out = c;
 	return 0;
 error:
@@ -444,17 +440,6 @@ int collector__unavailable(const struct collector *c, enum tt_stage *stages, con
 		why[i] = c->missing_why[i];
 	}
 	return n;
-}
-
-const struct kernel_caps *collector__caps(const struct collector *c)
-{
-	return &c->caps;
-}
-
-void collector__set_req_cb(struct collector *c, collector_req_cb cb, void *ctx)
-{
-	c->cb = cb;
-	c->cb_ctx = ctx;
 }
 
 /* Once a second, the flows of sockets that closed without a close event reaching the

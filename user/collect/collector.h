@@ -18,9 +18,6 @@ enum collector_feature {
 	COLL_SCHED_HIST = 1u << 2, /* per-request sched.* histograms (hist --stage sched.*) */
 };
 
-/* Called for every finished request (after it was added to the attribution aggregate). */
-typedef void (*collector_req_cb)(const struct req_event *ev, void *ctx);
-
 /* Opens, loads and attaches. On failure returns a negative errno with a one-line reason in
  * err; *usage is set when the cause was the user's input (exit status 2). */
 int collector__open(struct collector **out, const struct tt_opts *o, unsigned int features,
@@ -28,9 +25,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 /* Stages this kernel could not feed, with the reason, for one stderr line each. */
 int collector__unavailable(const struct collector *c, enum tt_stage *stages, const char **why,
 			   int max);
-const struct kernel_caps *collector__caps(const struct collector *c);
 
-void collector__set_req_cb(struct collector *c, collector_req_cb cb, void *ctx);
 /* Consumes request events; returns number consumed or negative errno (-EINTR ok). */
 int collector__poll(struct collector *c, int timeout_ms);
 /* Bytes of request events waiting in the ring buffer, and its size; false if unknown.

@@ -59,8 +59,6 @@ struct collector {
 	struct slow_keep slow;      /* the flight recorder's slow requests */
 	struct req_event *slow_out; /* room for one interval's */
 	__u64 taken;                /* request events taken */
-	collector_req_cb cb;
-	void *cb_ctx;
 	enum tt_stage missing[STAGE__MAX];
 	const char *missing_why[STAGE__MAX];
 	char why_buf[STAGE__MAX][128];

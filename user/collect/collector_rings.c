@@ -42,8 +42,6 @@ static int on_req_event(void *ctx, void *data, size_t size)
 	attr_agg__add(c->agg, ev);
 	if (c->features & COLL_SLOW_REQS)
 		slow_keep__offer(&c->slow, ev);
-	if (c->cb)
-		c->cb(ev, c->cb_ctx);
 	/* a batch is up to a few thousand events (~1 us each): give way to any other runnable
 	 * thread every 64, so a serving thread that wakes behind us waits ~50 us at most, also
 	 * while we run at normal priority (at SCHED_IDLE it is preempted anyway). Not while

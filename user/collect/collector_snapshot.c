@@ -11,6 +11,8 @@
 #include "collect/collector_int.h"
 #include "attr/attribution.h"
 #include "tailtrace.skel.h"
+#include "lib/util.h"
+#include "lib/clock.h"
 
 /* Sums each entry of a per-CPU array of __u64 over the CPUs: one batched lookup for all
  * entries (the drop reasons are 128, read every snapshot), one lookup an entry where the
@@ -157,16 +159,9 @@ static int collect_hash_hists(struct collector *c, struct snapshot *s, size_t *n
 	int err = 0;
 
 	while (!bpf_map_get_next_key(hfd, prev, &next)) {
-		if (nkeys == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct hist_key *nk = realloc(keys, ncap * sizeof(*keys));
-
-			if (!nk) {
-				free(keys);
-				return -ENOMEM;
-			}
-			keys = nk;
-			cap = ncap;
+		if (ARRAY_RESERVE(keys, cap, nkeys + 1)) {
+			free(keys);
+			return -ENOMEM;
 		}
 		keys[nkeys++] = next;
 		key = next;
@@ -297,15 +292,8 @@ static void move_requests(struct collector *c, struct snapshot *s)
 			? slow_keep__take(&c->slow, c->slow_out, &slow_cut, &slow_threshold)
 			: 0;
 	for (size_t i = 0; i < nslow; i++) {
-		if (s->nslow == s->slow_cap) {
-			size_t ncap = s->slow_cap ? s->slow_cap * 2 : 64;
-			struct req_event *n = realloc(s->slow_reqs, ncap * sizeof(*n));
-
-			if (!n)
-				break;
-			s->slow_reqs = n;
-			s->slow_cap = ncap;
-		}
+		if (ARRAY_RESERVE(s->slow_reqs, s->slow_cap, s->nslow + 1))
+			break;
 		s->slow_reqs[s->nslow++] = c->slow_out[i];
 	}
 	if (c->features & COLL_SLOW_REQS) {
@@ -317,7 +305,6 @@ static void move_requests(struct collector *c, struct snapshot *s)
 int collector__snapshot(struct collector *c, struct snapshot *s)
 {
 	__u64 cur[CNT__MAX];
-	struct timespec ts;
 	size_t nkeys = 0;
 	int err;
 
@@ -334,10 +321,9 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 	count_unmatched_stamps(c, s, cur);
 	collect_devnames(c, s);
 	move_requests(c, s);
-	clock_gettime(CLOCK_REALTIME, &ts);
 	if (!s->start_ns)
 		s->start_ns = c->start_realtime;
-	s->end_ns = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	s->end_ns = realtime_ns();
 	c->start_realtime = s->end_ns;
 	return c->agg ? 0 : -ENOMEM;
 }

@@ -20,6 +20,7 @@
 #include "collect/kernel_caps.h"
 #include "collect/cgroup.h"
 #include "probe.skel.h"
+#include "lib/util.h"
 
 #define TRACEFS_MAGIC 0x74726163
 
@@ -372,7 +373,7 @@ int kernel_caps_probe(struct kernel_caps *c)
 		c->tracefs_mounted_by_us = c->tracefs;
 	}
 	btf = c->btf ? btf__load_vmlinux_btf() : NULL;
-	for (size_t i = 0; i < sizeof(needed_tps) / sizeof(needed_tps[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(needed_tps); i++) {
 		struct tp_need *t = &c->tps[c->ntps++];
 		char name[128], path[256];
 		const char *ev = strchr(needed_tps[i], ':') + 1;

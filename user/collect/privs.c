@@ -21,7 +21,9 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 	return d[cap / 32].effective & (1u << (cap % 32));
 }
 
-int privs_check(char *missing, unsigned long len)
+/* Returns 0 when the process has CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); otherwise
+ * -EPERM with the missing capabilities named in `missing`. */
+static int privs_check(char *missing, unsigned long len)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = { 0 };

@@ -12,38 +12,8 @@
 #include "collect/self_prio.h"
 #include "collect/session.h"
 #include "core/stages.h"
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
-void session_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
-bool session_stopping(void)
-{
-	return stop_flag;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "lib/clock.h"
+#include "lib/stop_signal.h"
 
 static bool ring_backlog(void *coll, __u64 *used, __u64 *size)
 {
@@ -80,7 +50,7 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 	}
 	if (!privs_require())
 		return 1;
-	session_signals();
+	stop_signal_install();
 	if (features_of)
 		features |= features_of(&s->o);
 	r = collector__open(&s->coll, &s->o, features, err, sizeof(err), &usage);
@@ -101,37 +71,39 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 	for (int i = 0; i < n; i++)
 		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name,
 			why[i]);
-	s->started = now_s();
+	s->started = mono_s();
 	/* from here on the work is ours, not the service's: it waits for idle CPU time */
 	nfds = collector__ring_fds(s->coll, &fds);
 	s->prio = self_prio__start(ring_backlog, s->coll, fds, nfds);
 	return -1;
 }
 
-double session_elapsed(const struct session *s)
+static double session_elapsed(const struct session *s)
 {
-	return now_s() - s->started;
+	return mono_s() - s->started;
 }
 
-bool session_wait(struct session *s, double interval_s)
+/* Waits (consuming request events) until the next interval boundary, the end of -d, or a
+ * signal. Returns false when the session should stop after this interval. */
+static bool session_wait(struct session *s, double interval_s)
 {
-	double start = now_s(), end;
+	double start = mono_s(), end;
 
 	if (interval_s <= 0)
 		interval_s = 1e9;
 	end = start + interval_s;
 	if (s->o.duration_s > 0 && s->started + s->o.duration_s < end)
 		end = s->started + s->o.duration_s;
-	while (!stop_flag) {
-		double left = end - now_s();
+	while (!stop_requested()) {
+		double left = end - mono_s();
 
 		if (left <= 0)
 			break;
 		session_poll(s, left > 0.1 ? 100 : (int)(left * 1000) + 1);
 	}
-	if (stop_flag)
+	if (stop_requested())
 		return false;
-	return !(s->o.duration_s > 0 && now_s() >= s->started + s->o.duration_s - 1e-3);
+	return !(s->o.duration_s > 0 && mono_s() >= s->started + s->o.duration_s - 1e-3);
 }
 
 void session_poll(struct session *s, int timeout_ms)

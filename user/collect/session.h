@@ -25,14 +25,10 @@ typedef unsigned int (*session_features_fn)(const struct tt_opts *o);
  * features are `features`, plus what features_of (may be NULL) derives from the options. */
 int session_start(struct session *s, const char *cmd, int argc, char **argv, unsigned int allowed,
 		  unsigned int features, session_features_fn features_of);
-/* Waits (consuming request events) until the next interval boundary, the end of -d, or a
- * signal. Returns false when the session should stop after this interval. */
-bool session_wait(struct session *s, double interval_s);
 /* Consumes request events and RDMA discovery for up to timeout_ms. */
 void session_poll(struct session *s, int timeout_ms);
 /* Everything measured since the last call (TCP, scheduler, requests, RDMA) into s. */
 int session_snapshot(struct session *s, struct snapshot *snap);
-double session_elapsed(const struct session *s);
 /* Called with each interval's snapshot and its length in seconds; `last` is true for the
  * final one (the end of -d, a signal, or --count reached). */
 typedef void (*session_emit_fn)(struct session *s, const struct snapshot *snap, double dur,
@@ -40,9 +36,6 @@ typedef void (*session_emit_fn)(struct session *s, const struct snapshot *snap, 
 /* The interval loop every tracing command runs: wait, snapshot, emit, until -d, a signal
  * or `count` intervals (0: no limit). Ends the session; returns the exit status. */
 int session_run(struct session *s, double interval_s, long count, session_emit_fn emit, void *ctx);
-bool session_stopping(void);
 void session_end(struct session *s);
-/* Installs SIGINT/SIGTERM handlers that make session_wait return. */
-void session_signals(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include "core/snapshot.h"
 #include "core/histogram.h"
 #include "attr/attribution.h"
+#include "lib/util.h"
 
 void snapshot__init(struct snapshot *s)
 {
@@ -21,24 +22,6 @@ void snapshot__free(struct snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const struct hist *h)
 {
 	for (size_t i = 0; i < s->nhists; i++) {
@@ -47,7 +30,7 @@ int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const str
 			return 0;
 		}
 	}
-	if (grow((void **)&s->hists, &s->hists_cap, s->nhists + 1, sizeof(*s->hists)))
+	if (ARRAY_RESERVE(s->hists, s->hists_cap, s->nhists + 1))
 		return -ENOMEM;
 	s->hists[s->nhists].key = *key;
 	s->hists[s->nhists].h = *h;
@@ -60,7 +43,7 @@ int snapshot__add_dev(struct snapshot *s, const struct dev_key *key, const char 
 	for (size_t i = 0; i < s->ndevs; i++)
 		if (s->devs[i].key.netns == key->netns && s->devs[i].key.ifindex == key->ifindex)
 			return 0;
-	if (grow((void **)&s->devs, &s->devs_cap, s->ndevs + 1, sizeof(*s->devs)))
+	if (ARRAY_RESERVE(s->devs, s->devs_cap, s->ndevs + 1))
 		return -ENOMEM;
 	s->devs[s->ndevs].key = *key;
 	memset(s->devs[s->ndevs].name, 0, sizeof(s->devs[s->ndevs].name));
@@ -101,8 +84,7 @@ int snapshot__merge(struct snapshot *dst, const struct snapshot *src)
 	dst->events_lost += src->events_lost;
 	dst->pkt_unmatched += src->pkt_unmatched;
 	for (size_t i = 0; i < src->nslow; i++) {
-		if (grow((void **)&dst->slow_reqs, &dst->slow_cap, dst->nslow + 1,
-			 sizeof(*dst->slow_reqs)))
+		if (ARRAY_RESERVE(dst->slow_reqs, dst->slow_cap, dst->nslow + 1))
 			return -ENOMEM;
 		dst->slow_reqs[dst->nslow++] = src->slow_reqs[i];
 	}

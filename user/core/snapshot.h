@@ -15,7 +15,7 @@ struct snap_hist {
 
 struct snap_dev {
 	struct dev_key key;
-	char name[16];
+	char name[TT_IFNAME_LEN];
 };
 
 struct snapshot {

@@ -77,12 +77,12 @@ void export_place_label(const struct snapshot *s, const struct hist_key *k, char
 		snprintf(buf, len, "(no place)");
 }
 
-static void comm_label(const char comm[16], __u32 tgid, char *buf, size_t len)
+static void comm_label(const char comm[TT_COMM_LEN], __u32 tgid, char *buf, size_t len)
 {
-	char c[17];
+	char c[TT_COMM_LEN + 1];
 
-	memcpy(c, comm, 16);
-	c[16] = '\0';
+	memcpy(c, comm, TT_COMM_LEN);
+	c[TT_COMM_LEN] = '\0';
 	snprintf(buf, len, "%s[%u]", c[0] ? c : "?", tgid);
 	sanitize(buf);
 }

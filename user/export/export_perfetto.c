@@ -31,10 +31,10 @@ static int cmp_start(const void *a, const void *b)
 
 static void comm_of(const struct req_event *e, char *buf, size_t len)
 {
-	char c[17];
+	char c[TT_COMM_LEN + 1];
 
-	memcpy(c, e->comm, 16);
-	c[16] = '\0';
+	memcpy(c, e->comm, TT_COMM_LEN);
+	c[TT_COMM_LEN] = '\0';
 	snprintf(buf, len, "%s[%u]", c[0] ? c : "?", e->tgid);
 }
 

@@ -251,7 +251,7 @@ static void encode_rest(struct pprof_build *b, const struct snapshot *s)
 	pb_uint(&b->out, PROFILE_DEFAULT_SAMPLE_TYPE, (__u64)b->s_lat);
 }
 
-int export_pprof_encode(const struct snapshot *s, void **buf, size_t *len)
+static int export_pprof_encode(const struct snapshot *s, void **buf, size_t *len)
 {
 	struct pprof_build b = { 0 };
 	struct tail_profile p;

@@ -47,8 +47,6 @@ int export_folded(FILE *f, const struct snapshot *s);
 
 /* pprof profile.proto, gzip-compressed (what `go tool pprof` reads). */
 int export_pprof(FILE *f, const struct snapshot *s);
-/* The uncompressed protobuf message, for tests: *buf is malloc'd. */
-int export_pprof_encode(const struct snapshot *s, void **buf, size_t *len);
 
 /* Chrome trace-event JSON of the flight-recorder requests, one track per request. */
 int export_perfetto(FILE *f, const struct snapshot *s);

@@ -120,11 +120,6 @@ void recorder__close(struct recorder *r);
 __u64 recorder__usage(const struct recorder *r);
 const char *recorder__current_path(const struct recorder *r);
 
-/* SIGINT/SIGTERM set a flag (no SA_RESTART, so a blocking poll/sleep returns EINTR); the
- * record loop polls recorder_stop_requested(), appends what it has and closes. */
-int recorder_signals_install(void);
-bool recorder_stop_requested(void);
-
 /* Stable names of the global counters (enum tt_counter), used in files and exports. */
 const char *rec_counter_name(int id);
 int rec_counter_by_name(const char *name);

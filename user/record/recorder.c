@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "record/record_format.h"
+#include "lib/clock.h"
 
 struct seg {
 	char *name;
@@ -31,39 +32,6 @@ struct recorder {
 	__u64 cur_size;
 	__u64 next_seq;
 };
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
-int recorder_signals_install(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
-		return -errno;
-	return 0;
-}
-
-bool recorder_stop_requested(void)
-{
-	return stop_flag != 0;
-}
-
-static __u64 now_realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -112,7 +80,7 @@ static int open_segment(struct recorder *r)
 	struct rec_buf b = { 0 };
 	char stamp[32];
 	struct tm tm;
-	__u64 now = now_realtime_ns();
+	__u64 now = realtime_ns();
 	time_t t = (time_t)(now / 1000000000ULL);
 	int fd, err;
 
