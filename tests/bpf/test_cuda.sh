@@ -37,12 +37,13 @@ run() { # outfile, tailtrace args...
 	local out=$1; shift
 	ip netns exec $ns "$srv" "$lib" $addr $port 30 &
 	local sp=$!
-	TAILTRACE_LIBCUDA=$lib "$TAILTRACE" hist --port $port -d 6 -j "$@" >"$out" 2>"$out.err" &
+	TAILTRACE_LIBCUDA=$lib "$TAILTRACE" hist --port $port -j "$@" >"$out" 2>"$out.err" &
 	local tp=$!
 	# load and attach take seconds on a slow VM (3 s seen): a fixed sleep let the
-	# first requests go untraced
+	# first requests go untraced, and a fixed -d could end before the client did
 	tt_wait_attached "$tp" || { kill $sp 2>/dev/null; wait $tp; return 1; }
 	client
+	kill -INT $tp
 	wait $tp
 	local rc=$?
 	kill $sp 2>/dev/null; wait $sp 2>/dev/null
