@@ -206,7 +206,7 @@ static struct jv *render_json(const struct stage_report_opts *ro, char **text)
 	assert_non_null(f);
 	jw_init(&w, f, false);
 	jw_object_begin(&w, NULL);
-	stage_report_json(&snap, ro, &w);
+	stage_report_print_json(&snap, ro, &w);
 	jw_object_end(&w);
 	jw_finish(&w);
 	fclose(f);
@@ -227,7 +227,7 @@ static char *render_text(const struct stage_report_opts *ro)
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	stage_report_text(&snap, ro, f);
+	stage_report_print_text(&snap, ro, f);
 	fclose(f);
 	return buf;
 }

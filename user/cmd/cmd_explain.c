@@ -25,13 +25,13 @@ static void print(struct session *ss, const struct snapshot *snap, double dur, b
 		jw_init(&w, stdout, true);
 		jw_object_begin(&w, NULL);
 		attr_report__print_json(&r, &w);
-		stage_report_counters_json(snap, &w);
+		stage_report_counters_print_json(snap, &w);
 		jw_object_end(&w);
 		jw_finish(&w);
 	} else {
 		attr_report__print_text(&r, stdout);
 		printf("\n");
-		stage_report_counters_text(snap, stdout);
+		stage_report_counters_print_text(snap, stdout);
 		fflush(stdout);
 	}
 }

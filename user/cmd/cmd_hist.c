@@ -40,12 +40,12 @@ static void emit(struct session *ss, const struct snapshot *snap, double dur, bo
 
 		jw_init(&w, stdout, false);
 		jw_object_begin(&w, NULL);
-		stage_report_json(snap, &ro, &w);
+		stage_report_print_json(snap, &ro, &w);
 		jw_object_end(&w);
 		jw_finish(&w);
 	} else {
 		printf("\n%.1f s of traffic\n", dur);
-		stage_report_text(snap, &ro, stdout);
+		stage_report_print_text(snap, &ro, stdout);
 		fflush(stdout);
 	}
 }

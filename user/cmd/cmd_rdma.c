@@ -211,12 +211,12 @@ static void json_wr(struct json_writer *w, const struct rdma_read *rd, const str
 			jw_string(w, "peer_gid", b);
 		}
 		jw_string(w, "opcode", rdma_opcode_name(r->key.opcode));
-		hist_summary_json(w, h);
+		hist_summary_print_json(w, h);
 		jw_object_end(w);
 	}
 	jw_array_end(w);
 	jw_object_begin(w, "wr_all");
-	hist_summary_json(w, &all);
+	hist_summary_print_json(w, &all);
 	jw_object_end(w);
 }
 
@@ -251,7 +251,7 @@ static void json_errors_cq_events(struct json_writer *w, const struct rdma_read 
 		jw_object_begin(w, NULL);
 		jw_uint(w, "pid", r->key.tgid);
 		jw_uint(w, "cq_handle", r->key.qpn);
-		hist_summary_json(w, h);
+		hist_summary_print_json(w, h);
 		jw_object_end(w);
 	}
 	jw_array_end(w);

@@ -244,7 +244,7 @@ static void json_stages(struct json_writer *w, const struct snapshot *s)
 		jw_object_begin(w, NULL);
 		jw_string(w, "stage", si->name);
 		jw_string(w, "class", class_name(si->class));
-		hist_summary_json(w, &h);
+		hist_summary_print_json(w, &h);
 		jw_array_begin(w, "groups");
 		for (size_t i = 0; i < s->nhists; i++) {
 			if (s->hists[i].key.stage != st)
@@ -255,7 +255,7 @@ static void json_stages(struct json_writer *w, const struct snapshot *s)
 			jw_string(w, "group", buf);
 			export_place_label(s, &s->hists[i].key, buf, sizeof(buf));
 			jw_string(w, "place", buf);
-			hist_summary_json(w, &s->hists[i].h);
+			hist_summary_print_json(w, &s->hists[i].h);
 			jw_object_end(w);
 		}
 		jw_array_end(w);

@@ -106,7 +106,7 @@ static void draw(struct session *ss, const struct snapshot *s, double dur, bool 
 	}
 	if (!n)
 		printf("(no traffic matched the filters in this interval)\n");
-	stage_report_counters_text(s, stdout);
+	stage_report_counters_print_text(s, stdout);
 	if (!tty)
 		printf("\n");
 	fflush(stdout);

@@ -148,7 +148,7 @@ static double us(__u64 ns)
 	return (double)ns / 1000.0;
 }
 
-void hist_summary_json(struct json_writer *w, const struct hist *h)
+void hist_summary_print_json(struct json_writer *w, const struct hist *h)
 {
 	struct hist_summary sm;
 
@@ -163,7 +163,7 @@ void hist_summary_json(struct json_writer *w, const struct hist *h)
 	jw_uint(w, "overflow", sm.overflow);
 }
 
-void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
+void stage_report_counters_print_json(const struct snapshot *s, struct json_writer *w)
 {
 	char name[64];
 
@@ -197,8 +197,8 @@ void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
 	jw_object_end(w);
 }
 
-void stage_report_json(const struct snapshot *s, const struct stage_report_opts *ro,
-		       struct json_writer *w)
+void stage_report_print_json(const struct snapshot *s, const struct stage_report_opts *ro,
+			     struct json_writer *w)
 {
 	struct hist_summary sum;
 	char group[96], place[96];
@@ -257,7 +257,7 @@ void stage_report_json(const struct snapshot *s, const struct stage_report_opts 
 	}
 	free(v);
 	jw_array_end(w);
-	stage_report_counters_json(s, w);
+	stage_report_counters_print_json(s, w);
 }
 
 /* One row per power of two (sub-buckets summed) keeps the chart short. */
@@ -300,7 +300,7 @@ static void chart(const struct hist *h, FILE *f)
 	}
 }
 
-void stage_report_counters_text(const struct snapshot *s, FILE *f)
+void stage_report_counters_print_text(const struct snapshot *s, FILE *f)
 {
 	char name[64];
 	bool any = false;
@@ -345,7 +345,7 @@ void stage_report_counters_text(const struct snapshot *s, FILE *f)
 		(unsigned long long)s->counters[CNT_CLOSES_UNSEEN]);
 }
 
-void stage_report_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f)
+void stage_report_print_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f)
 {
 	char group[96], place[96], c[7][16];
 	struct hist_summary sum;
@@ -378,5 +378,5 @@ void stage_report_text(const struct snapshot *s, const struct stage_report_opts 
 	if (!n)
 		fprintf(f, "(no samples for the selected stages and filters)\n");
 	free(v);
-	stage_report_counters_text(s, f);
+	stage_report_counters_print_text(s, f);
 }

@@ -25,12 +25,12 @@ bool stage_report_selected(const struct stage_report_opts *ro, int stage);
 
 /* A duration for tables: "850ns", "12.5us", "3.20ms", "1.250s". */
 /* count, mean_ns, p50_ns ... max_ns, overflow of one histogram into an open object. */
-void hist_summary_json(struct json_writer *w, const struct hist *h);
+void hist_summary_print_json(struct json_writer *w, const struct hist *h);
 /* Writes the "duration_s", "stages" and "counters" keys into an open JSON object. */
-void stage_report_json(const struct snapshot *s, const struct stage_report_opts *ro,
-		       struct json_writer *w);
-void stage_report_counters_json(const struct snapshot *s, struct json_writer *w);
-void stage_report_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f);
-void stage_report_counters_text(const struct snapshot *s, FILE *f);
+void stage_report_print_json(const struct snapshot *s, const struct stage_report_opts *ro,
+			     struct json_writer *w);
+void stage_report_counters_print_json(const struct snapshot *s, struct json_writer *w);
+void stage_report_print_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f);
+void stage_report_counters_print_text(const struct snapshot *s, FILE *f);
 
 #endif
