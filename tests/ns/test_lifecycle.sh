@@ -53,9 +53,10 @@ tc_state() { # every tc filter of every device of the root namespace and of ours
 }
 # ids_left FILE_PROG FILE_LINK FILE_MAP: how many of the recorded ids still exist, and the
 # sockops ids still in the cgroup tree; retried for 5 s (links close asynchronously).
+# IDS_WAIT=1: one look, for "still there" checks (waiting for zero would outwait them).
 ids_left() {
 	local n
-	for _ in $(seq 1 50); do
+	for _ in $(seq 1 "${IDS_WAIT:-50}"); do
 		n=$(python3 - "$@" <<'PY'
 import json, subprocess, sys
 def ids(kind):
@@ -117,9 +118,10 @@ tc_state >"$TMP/tc.after"
 tt_check "no tc filter added or left anywhere" cmp -s "$TMP/tc.before" "$TMP/tc.after"
 
 # ---- two instances ----
-"$TAILTRACE" explain -j --role server --port 7410 -d 120 >"$TMP/a.json" 2>"$TMP/a.err" &
+# no -d: each stops on its SIGINT, not on a timer a slow run could reach first
+"$TAILTRACE" explain -j --role server --port 7410 >"$TMP/a.json" 2>"$TMP/a.err" &
 pa=$!
-"$TAILTRACE" explain -j --role server --port 7410 -d 120 >"$TMP/b.json" 2>"$TMP/b.err" &
+"$TAILTRACE" explain -j --role server --port 7410 >"$TMP/b.json" 2>"$TMP/b.err" &
 pb=$!
 if tt_wait_attached "$pa" && tt_wait_attached "$pb"; then
 	ip netns exec tt-rel-lc-c "$CHURN" client --connect 198.19.50.2 --port 7410 --conns 500 \
@@ -130,7 +132,7 @@ if tt_wait_attached "$pa" && tt_wait_attached "$pb"; then
 	ip netns exec tt-rel-lc-c "$CHURN" client --connect 198.19.50.2 --port 7410 --conns 300 \
 		--reqs 2 >"$TMP/c2.json" 2>&1
 	sleep 0.3
-	bl=$(ids_left /dev/null "$TMP/b.link" /dev/null)
+	bl=$(IDS_WAIT=1 ids_left /dev/null "$TMP/b.link" /dev/null)
 	kill -INT "$pb"; wait "$pb"; rcb=$?
 	e1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exchanges"])' "$TMP/c1.json")
 	e2=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exchanges"])' "$TMP/c2.json")
@@ -227,7 +229,11 @@ tt_check "report -o writes its file 0600 under umask 022 ($(stat -c %a "$TMP/rep
 ip netns exec tt-rel-lc-s python3 -c 'import socket, time
 s = socket.socket(); s.bind(("127.0.0.1", 19465)); s.listen(); time.sleep(30)' &
 hold=$!
-sleep 0.5
+# wait until the port is really held: a fixed sleep lost the race on a loaded machine
+for _ in $(seq 1 100); do
+	ip netns exec tt-rel-lc-s ss -Hltn "sport = :19465" | grep -q . && break
+	sleep 0.1
+done
 ip netns exec tt-rel-lc-s "$TAILTRACE" record -o "$TMP/rec-refused" --listen 19465 -d 5 \
 	>"$TMP/rr.out" 2>"$TMP/rr.err"
 rc=$?
