@@ -25,46 +25,40 @@ static __always_inline void req_stage(struct flow *f, __u32 stage, __u64 start, 
 		f->covered[stage] = end;
 }
 
-static __always_inline void req_emit(struct flow *f)
+/* Scheduler deltas over the request: from its start mark to its end mark. */
+static __always_inline void req_sched_deltas(struct flow *f)
 {
 	struct sched_mark end;
-	__u32 ring;
-	void *rb;
-	__u64 lat;
 
-	if (f->phase == REQ_IDLE || !f->req.first_resp_ns)
-		goto reset;
-	/* --role picks the side to analyse: both ends of a connection can be on this host */
-	if (targ_role != ROLE_AUTO && f->role != targ_role)
-		goto reset;
-	if (!f->req.end_ns || f->req.end_ns < f->req.first_resp_ns)
-		f->req.end_ns = f->last_send_ns > f->req.first_resp_ns ? f->last_send_ns
-								       : f->req.first_resp_ns;
-	/* scheduler deltas over the request: mark (start) to req.* end mark */
-	if (f->mark_valid == 3) {
-		end.runq = f->req.stage_ns[STAGE_SCHED_RUNQ];
-		end.oncpu = f->req.stage_ns[STAGE_SCHED_ONCPU];
-		end.offcpu = f->req.stage_ns[STAGE_SCHED_OFFCPU];
-		end.gpu = f->req.stage_ns[STAGE_GPU_WAIT];
-		f->req.stage_ns[STAGE_SCHED_RUNQ] = end.runq - f->mark.runq;
-		f->req.stage_ns[STAGE_SCHED_ONCPU] = end.oncpu - f->mark.oncpu;
-		f->req.stage_ns[STAGE_SCHED_OFFCPU] = end.offcpu - f->mark.offcpu;
-		f->req.stage_ns[STAGE_GPU_WAIT] = end.gpu - f->mark.gpu;
-		/* per-request scheduler time for `hist --stage sched.*`: only when asked, as
-		 * explain and record get it from the events */
-		if (targ_sched_hist) {
-			flow_sample(f, STAGE_SCHED_RUNQ, f->req.stage_ns[STAGE_SCHED_RUNQ]);
-			flow_sample(f, STAGE_SCHED_ONCPU, f->req.stage_ns[STAGE_SCHED_ONCPU]);
-			flow_sample(f, STAGE_SCHED_OFFCPU, f->req.stage_ns[STAGE_SCHED_OFFCPU]);
-			if (f->req.stage_ns[STAGE_GPU_WAIT])
-				flow_sample(f, STAGE_GPU_WAIT, f->req.stage_ns[STAGE_GPU_WAIT]);
-		}
-	} else {
+	if (f->mark_valid != 3) {
 		f->req.stage_ns[STAGE_SCHED_RUNQ] = 0;
 		f->req.stage_ns[STAGE_SCHED_ONCPU] = 0;
 		f->req.stage_ns[STAGE_SCHED_OFFCPU] = 0;
 		f->req.stage_ns[STAGE_GPU_WAIT] = 0;
+		return;
 	}
+	end.runq = f->req.stage_ns[STAGE_SCHED_RUNQ];
+	end.oncpu = f->req.stage_ns[STAGE_SCHED_ONCPU];
+	end.offcpu = f->req.stage_ns[STAGE_SCHED_OFFCPU];
+	end.gpu = f->req.stage_ns[STAGE_GPU_WAIT];
+	f->req.stage_ns[STAGE_SCHED_RUNQ] = end.runq - f->mark.runq;
+	f->req.stage_ns[STAGE_SCHED_ONCPU] = end.oncpu - f->mark.oncpu;
+	f->req.stage_ns[STAGE_SCHED_OFFCPU] = end.offcpu - f->mark.offcpu;
+	f->req.stage_ns[STAGE_GPU_WAIT] = end.gpu - f->mark.gpu;
+	/* per-request scheduler time for `hist --stage sched.*`: only when asked, as
+	 * explain and record get it from the events */
+	if (targ_sched_hist) {
+		flow_sample(f, STAGE_SCHED_RUNQ, f->req.stage_ns[STAGE_SCHED_RUNQ]);
+		flow_sample(f, STAGE_SCHED_ONCPU, f->req.stage_ns[STAGE_SCHED_ONCPU]);
+		flow_sample(f, STAGE_SCHED_OFFCPU, f->req.stage_ns[STAGE_SCHED_OFFCPU]);
+		if (f->req.stage_ns[STAGE_GPU_WAIT])
+			flow_sample(f, STAGE_GPU_WAIT, f->req.stage_ns[STAGE_GPU_WAIT]);
+	}
+}
+
+/* Who and where: the flow's fields the event carries. */
+static __always_inline void req_fill_flow(struct flow *f)
+{
 	/* the serving thread's last CPU: names the run queue it waited in (sched.runq); kept
 	 * by req_mark_end, which runs on that thread, else looked up */
 	if (f->mark_valid != 3) {
@@ -87,17 +81,20 @@ static __always_inline void req_emit(struct flow *f)
 	f->req.rport = f->rport;
 	f->req.family = f->family;
 	f->req.role = f->role;
-	__builtin_memcpy(f->req.raddr, f->raddr, 16);
-	__builtin_memcpy(f->req.comm, f->comm, 16);
-	lat = f->req.end_ns - f->req.start_ns;
-	flow_sample(f, STAGE_REQ_LATENCY, lat);
-	flow_sample(f, STAGE_REQ_TTFT, f->req.first_resp_ns - f->req.start_ns);
-	/* userspace polls every 100 ms at the latest: waking it per request costs more than
-	 * the request's tracing; wake it early only when this CPU's ring fills up, once per
-	 * quarter (ring_wake_due). Every wakeup is an irq_work self-IPI, a VM exit on a
-	 * guest: woken at every event past the first quarter, a ring raised thousands a
-	 * second while its reader caught up. */
-	ring = bpf_get_smp_processor_id();
+	__builtin_memcpy(f->req.raddr, f->raddr, TT_ADDR_LEN);
+	__builtin_memcpy(f->req.comm, f->comm, TT_COMM_LEN);
+}
+
+/* The finished request to this CPU's ring. userspace polls every 100 ms at the latest:
+ * waking it per request costs more than the request's tracing; wake it early only when
+ * this CPU's ring fills up, once per quarter (ring_wake_due). Every wakeup is an irq_work
+ * self-IPI, a VM exit on a guest: woken at every event past the first quarter, a ring
+ * raised thousands a second while its reader caught up. */
+static __always_inline void req_output(struct flow *f)
+{
+	__u32 ring = bpf_get_smp_processor_id();
+	void *rb;
+
 	if (ring >= targ_nrings)
 		ring %= targ_nrings;
 	rb = bpf_map_lookup_elem(&req_rings, &ring);
@@ -107,6 +104,23 @@ static __always_inline void req_emit(struct flow *f)
 					      ? BPF_RB_FORCE_WAKEUP
 					      : BPF_RB_NO_WAKEUP))
 		cnt_add(CNT_EVENTS_LOST, 1);
+}
+
+static __always_inline void req_emit(struct flow *f)
+{
+	if (f->phase == REQ_IDLE || !f->req.first_resp_ns)
+		goto reset;
+	/* --role picks the side to analyse: both ends of a connection can be on this host */
+	if (targ_role != ROLE_AUTO && f->role != targ_role)
+		goto reset;
+	if (!f->req.end_ns || f->req.end_ns < f->req.first_resp_ns)
+		f->req.end_ns = f->last_send_ns > f->req.first_resp_ns ? f->last_send_ns
+								       : f->req.first_resp_ns;
+	req_sched_deltas(f);
+	req_fill_flow(f);
+	flow_sample(f, STAGE_REQ_LATENCY, f->req.end_ns - f->req.start_ns);
+	flow_sample(f, STAGE_REQ_TTFT, f->req.first_resp_ns - f->req.start_ns);
+	req_output(f);
 reset:
 	__builtin_memset(&f->req, 0, sizeof(f->req));
 	__builtin_memset(f->covered, 0, sizeof(f->covered));

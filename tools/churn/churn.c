@@ -422,6 +422,7 @@ static void usage(FILE *f)
 		"seconds. --conns 0 (default with --duration) means until the duration ends.\n");
 }
 
+/* Long by its option table and one case per option: splitting it would scatter them. */
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {

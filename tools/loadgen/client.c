@@ -375,6 +375,7 @@ static void stats_of(struct sample *all, size_t n, size_t off, struct u64vec *ou
 }
 
 /* Options into O, checked; -1 to go on, else the exit status. */
+/* Long by its option table and one case per option: splitting it would scatter them. */
 static int client_parse(int argc, char **argv)
 {
 	static const struct option lo[] = {

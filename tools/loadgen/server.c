@@ -151,6 +151,81 @@ static int discard(int fd, uint32_t n)
 	return 0;
 }
 
+static int serve_unary(struct conn *c, uint64_t id, uint32_t resp_bytes, struct lg_stat_ent *e)
+{
+	uint64_t ns = dist_draw_ns(&O.compute, &c->rng) + slow_extra(c);
+
+	do_compute(ns, &e->compute_ns, &e->cpu_ns);
+	return send_frame(c->fd, LG_T_UNARY, LG_RSP_LAST, id, resp_bytes, 0,
+			  (uint32_t)(e->compute_ns / 1000));
+}
+
+/* prefill, then one frame per token, each after its decode time */
+static int serve_stream(struct conn *c, uint64_t id, uint32_t resp_bytes, uint32_t tokens,
+			struct lg_stat_ent *e)
+{
+	const struct dist *pd = O.have_prefill ? &O.prefill : &O.compute;
+	uint64_t ns = dist_draw_ns(pd, &c->rng) + slow_extra(c);
+	uint32_t pre_us;
+	int rc = 0;
+
+	if (!tokens)
+		tokens = 1;
+	do_compute(ns, &e->compute_ns, &e->cpu_ns);
+	pre_us = (uint32_t)(e->compute_ns / 1000);
+	for (uint32_t i = 0; i < tokens && !rc; i++) {
+		if (i)
+			do_compute(dist_draw_ns(&O.decode, &c->rng), &e->compute_ns, &e->cpu_ns);
+		rc = send_frame(c->fd, LG_T_STREAM, i == tokens - 1 ? LG_RSP_LAST : 0, id,
+				resp_bytes, i, pre_us);
+	}
+	return rc;
+}
+
+/* writes until the deadline: the connection ends with it */
+static void serve_bulk(struct conn *c, uint32_t resp_bytes)
+{
+	uint32_t chunk = resp_bytes ? resp_bytes : 65536;
+
+	if (chunk > PAYLOAD_BUF)
+		chunk = PAYLOAD_BUF;
+	c->bulk_t0 = now_ns();
+	while (!lg_stop && now_ns() < deadline_ns) {
+		if (write_full(c->fd, payload, chunk))
+			break;
+		c->bulk_bytes += chunk;
+	}
+	c->bulk_t1 = now_ns();
+}
+
+/* the per-request entries gathered since the last call, to the client */
+static int serve_stats(struct conn *c, uint64_t id)
+{
+	int rc;
+
+	pthread_mutex_lock(&conns_mu);
+	uint32_t len = (uint32_t)(c->npend * sizeof(struct lg_stat_ent));
+	struct lg_rsp h = {
+		.magic = htole32(LG_RSP_MAGIC),
+		.type = htole16(LG_T_STATS),
+		.flags = htole16(LG_RSP_LAST),
+		.id = htole64(id),
+		.len = htole32(len),
+	};
+	for (size_t i = 0; i < c->npend; i++) {
+		struct lg_stat_ent *p = &c->pend[i];
+		p->id = htole64(p->id);
+		p->service_ns = htole64(p->service_ns);
+		p->compute_ns = htole64(p->compute_ns);
+		p->cpu_ns = htole64(p->cpu_ns);
+	}
+	struct iovec iov[2] = { { &h, sizeof(h) }, { c->pend, len } };
+	rc = writev_full(c->fd, iov, 2);
+	c->npend = 0;
+	pthread_mutex_unlock(&conns_mu);
+	return rc;
+}
+
 static void *conn_thread(void *arg)
 {
 	struct conn *c = arg;
@@ -175,59 +250,14 @@ static void *conn_thread(void *arg)
 		struct lg_stat_ent e = { .id = id };
 		int rc = 0;
 		if (type == LG_T_UNARY) {
-			uint64_t ns = dist_draw_ns(&O.compute, &c->rng) + slow_extra(c);
-			do_compute(ns, &e.compute_ns, &e.cpu_ns);
-			rc = send_frame(c->fd, LG_T_UNARY, LG_RSP_LAST, id, resp_bytes, 0,
-					(uint32_t)(e.compute_ns / 1000));
+			rc = serve_unary(c, id, resp_bytes, &e);
 		} else if (type == LG_T_STREAM) {
-			if (!tokens)
-				tokens = 1;
-			const struct dist *pd = O.have_prefill ? &O.prefill : &O.compute;
-			uint64_t ns = dist_draw_ns(pd, &c->rng) + slow_extra(c);
-			do_compute(ns, &e.compute_ns, &e.cpu_ns);
-			uint32_t pre_us = (uint32_t)(e.compute_ns / 1000);
-			for (uint32_t i = 0; i < tokens && !rc; i++) {
-				if (i)
-					do_compute(dist_draw_ns(&O.decode, &c->rng), &e.compute_ns,
-						   &e.cpu_ns);
-				rc = send_frame(c->fd, LG_T_STREAM,
-						i == tokens - 1 ? LG_RSP_LAST : 0, id, resp_bytes,
-						i, pre_us);
-			}
+			rc = serve_stream(c, id, resp_bytes, tokens, &e);
 		} else if (type == LG_T_BULK) {
-			uint32_t chunk = resp_bytes ? resp_bytes : 65536;
-			if (chunk > PAYLOAD_BUF)
-				chunk = PAYLOAD_BUF;
-			c->bulk_t0 = now_ns();
-			while (!lg_stop && now_ns() < deadline_ns) {
-				if (write_full(c->fd, payload, chunk))
-					break;
-				c->bulk_bytes += chunk;
-			}
-			c->bulk_t1 = now_ns();
+			serve_bulk(c, resp_bytes);
 			break;
 		} else if (type == LG_T_STATS) {
-			pthread_mutex_lock(&conns_mu);
-			uint32_t len = (uint32_t)(c->npend * sizeof(struct lg_stat_ent));
-			struct lg_rsp h = {
-				.magic = htole32(LG_RSP_MAGIC),
-				.type = htole16(LG_T_STATS),
-				.flags = htole16(LG_RSP_LAST),
-				.id = htole64(id),
-				.len = htole32(len),
-			};
-			for (size_t i = 0; i < c->npend; i++) {
-				struct lg_stat_ent *p = &c->pend[i];
-				p->id = htole64(p->id);
-				p->service_ns = htole64(p->service_ns);
-				p->compute_ns = htole64(p->compute_ns);
-				p->cpu_ns = htole64(p->cpu_ns);
-			}
-			struct iovec iov[2] = { { &h, sizeof(h) }, { c->pend, len } };
-			rc = writev_full(c->fd, iov, 2);
-			c->npend = 0;
-			pthread_mutex_unlock(&conns_mu);
-			if (rc)
+			if (serve_stats(c, id))
 				break;
 			continue;
 		} else {
@@ -338,6 +368,7 @@ static void server_usage(void)
 }
 
 /* Options into O, checked; -1 to go on, else the exit status. */
+/* Long by its option table and one case per option: splitting it would scatter them. */
 static int server_parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
