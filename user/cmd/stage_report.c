@@ -66,21 +66,16 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 
 void stage_report_place(const struct snapshot *s, const struct hist_key *k, char *buf, size_t len)
 {
-	const char *name;
-	char dev[48];
+	char dev[48], qd[16];
 
 	if (!k->ifindex) {
 		buf[0] = 0;
 		return;
 	}
-	name = s ? snapshot__dev_name(s, k->netns, k->ifindex) : NULL;
-	if (name)
-		snprintf(dev, sizeof(dev), "%s", name);
-	else
-		snprintf(dev, sizeof(dev), "ifindex %u", k->ifindex);
+	snapshot__dev_label(s, k->netns, k->ifindex, dev, sizeof(dev));
+	qdisc_label(k->qdisc_handle, qd, sizeof(qd));
 	if (k->stage == STAGE_TX_QDISC)
-		snprintf(buf, len, "dev %s qdisc %x:%x", dev, k->qdisc_handle >> 16,
-			 k->qdisc_handle & 0xffff);
+		snprintf(buf, len, "dev %s qdisc %s", dev, qd);
 	else
 		snprintf(buf, len, "dev %s", dev);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Snapshot containers and merging: every aggregate here is mergeable by addition. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/snapshot.h"
@@ -58,6 +59,22 @@ const char *snapshot__dev_name(const struct snapshot *s, __u32 netns, __u32 ifin
 		if (s->devs[i].key.ifindex == ifindex && (!netns || s->devs[i].key.netns == netns))
 			return s->devs[i].name;
 	return NULL;
+}
+
+void snapshot__dev_label(const struct snapshot *s, __u32 netns, __u32 ifindex, char *buf,
+			 size_t len)
+{
+	const char *name = s && ifindex ? snapshot__dev_name(s, netns, ifindex) : NULL;
+
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "ifindex %u", ifindex);
+}
+
+void qdisc_label(__u32 handle, char *buf, size_t len)
+{
+	snprintf(buf, len, "%x:%x", handle >> 16, handle & 0xffff);
 }
 
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src)

@@ -49,6 +49,11 @@ void snapshot__free(struct snapshot *s);
 int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const struct hist *h);
 int snapshot__add_dev(struct snapshot *s, const struct dev_key *key, const char *name);
 const char *snapshot__dev_name(const struct snapshot *s, __u32 netns, __u32 ifindex);
+/* How every output names a device: its name, or "ifindex N" when the snapshot has none
+ * (s may be NULL); and a qdisc handle as tc writes it ("8001:a"). */
+void snapshot__dev_label(const struct snapshot *s, __u32 netns, __u32 ifindex, char *buf,
+			 size_t len);
+void qdisc_label(__u32 handle, char *buf, size_t len);
 /* dst += src: histograms by key, counters, devices, slow requests (all of them: bounding is
  * the collector's job, per interval). */
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src);

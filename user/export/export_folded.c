@@ -52,17 +52,15 @@ static bool stage_has_device(int stage)
 static void device_label(const struct snapshot *s, __u32 netns, __u32 ifindex, __u32 qdisc,
 			 bool with_qdisc, char *buf, size_t len)
 {
-	const char *name = ifindex ? snapshot__dev_name(s, netns, ifindex) : NULL;
-	char dev[32];
+	char dev[32], qd[16];
 
-	if (name)
-		snprintf(dev, sizeof(dev), "%s", name);
-	else if (ifindex)
-		snprintf(dev, sizeof(dev), "if%u", ifindex);
+	if (ifindex)
+		snapshot__dev_label(s, netns, ifindex, dev, sizeof(dev));
 	else
 		snprintf(dev, sizeof(dev), "(unknown device)");
+	qdisc_label(qdisc, qd, sizeof(qd));
 	if (with_qdisc && qdisc)
-		snprintf(buf, len, "%s qdisc %x:%x", dev, qdisc >> 16, qdisc & 0xffff);
+		snprintf(buf, len, "%s qdisc %s", dev, qd);
 	else
 		snprintf(buf, len, "%s", dev);
 	sanitize(buf);
