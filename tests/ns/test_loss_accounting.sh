@@ -188,15 +188,20 @@ if only flows; then
 	cls=()
 	for p in 7403 7404 7405; do
 		ip netns exec tt-rel-lf-c "$CHURN" client --connect 198.19.43.2 --port $p \
-			--src-base 198.19.143.1 --src-count 4 --parallel 11000 --hold 4 \
+			--src-base 198.19.143.1 --src-count 4 --parallel 11000 --hold 8 \
 			>"$TMP/lf-$p.churn" 2>&1 &
 		cls+=("$!")
 	done
-	for _ in $(seq 1 60); do
-		[ "$(cat "$TMP"/lf-*.churn | grep -c held)" -eq 3 ] && break
+	# counted while every client holds its connections: each prints "held" once all are
+	# open and keeps them --hold seconds (a loaded machine takes long to open 33000)
+	nheld=0
+	for _ in $(seq 1 240); do
+		nheld=$(cat "$TMP"/lf-*.churn | grep -c held)
+		[ "$nheld" -eq 3 ] && break
 		sleep 0.25
 	done
 	full=$(rel_map_count "$fid")
+	tt_check "all 3 clients held their connections when the map was counted ($nheld)" [ "$nheld" -eq 3 ]
 	held=$(cat "$TMP"/lf-*.churn | sed -n 's/{"held":\([0-9]*\)}/\1/p' | awk '{s += $1} END {print s + 0}')
 	wait "${cls[@]}"
 	sleep 2
