@@ -29,7 +29,7 @@ struct window_ctx {
 	__u64 from_ns, to_ns;
 	struct snapshot merged;
 	unsigned long intervals, skipped;
-	int err;
+	char limit_msg[256]; /* set when the window passed a report limit */
 };
 
 static int merge_in_window(const struct snapshot *s, void *ctx)
@@ -41,7 +41,7 @@ static int merge_in_window(const struct snapshot *s, void *ctx)
 		return 0;
 	}
 	w->intervals++;
-	return snapshot__merge(&w->merged, s);
+	return rec_window_merge(&w->merged, s, NULL, w->limit_msg, sizeof(w->limit_msg));
 }
 
 static void fmt_time(char *buf, size_t len, __u64 ns)
@@ -468,7 +468,9 @@ int cmd_report(int argc, char **argv)
 	snapshot__init(&w.merged);
 	r = rec_read_path(o.args[0], merge_in_window, &w, &d);
 	if (r) {
-		if (d.msg[0])
+		if (w.limit_msg[0])
+			tt_error("%s", w.limit_msg);
+		else if (d.msg[0])
 			tt_error("%s", d.msg);
 		else
 			tt_error("%s: %s", o.args[0], strerror(-r));
@@ -499,7 +501,13 @@ int cmd_report(int argc, char **argv)
 	} else if (fclose(out) && !r) {
 		r = -errno;
 	}
-	if (r) {
+	if (r == -E2BIG) {
+		tt_error("the window's tail profile has more than %u distinct stacks, the most one "
+			 "report holds (docs/record-format.md, \"Limits\"): narrow it with "
+			 "--from/--to",
+			 TAIL_ROWS_MAX);
+		ret = 1;
+	} else if (r) {
 		tt_error("writing the %s report failed: %s", format_names[fmt], strerror(-r));
 		ret = 1;
 	}
