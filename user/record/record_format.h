@@ -92,10 +92,17 @@ int rec_payload_decode(int type, const void *buf, size_t len, struct snapshot *s
 int rec_read_file(const char *path, rec_snapshot_fn fn, void *ctx, struct rec_diag *d);
 int rec_read_path(const char *path, rec_snapshot_fn fn, void *ctx, struct rec_diag *d);
 
-/* Segment file names in dir (basenames, sorted by sequence). Free with rec_names_free. */
+/* Segment file names in dir (basenames, sorted by sequence). Free with rec_names_free.
+ * Only regular files: anything else named like a segment (a FIFO, a symlink, a directory)
+ * is skipped with a warning naming it. The _at form lists the directory open at dirfd
+ * (dir is used in messages). 0 or -errno. */
 int rec_list_segments(const char *dir, char ***names, size_t *n);
+int rec_list_segments_at(int dirfd, const char *dir, char ***names, size_t *n);
 void rec_names_free(char **names, size_t n);
-/* Sequence number from a segment name, or -EINVAL when the name is not one of ours. */
+/* Sequence number from a segment name; -EINVAL when the name is not one of ours, -ERANGE
+ * when its sequence is above REC_SEQ_MAX (record never gets there: such a name was planted
+ * and is ignored, so the sequence cannot overflow). */
+#define REC_SEQ_MAX ((1ULL << 62) - 1)
 long long rec_segment_seq(const char *name);
 
 /* Time arguments of `report --from/--to`: RFC 3339 ("2024-05-01T12:00:00Z", offsets and
