@@ -517,7 +517,15 @@ static void test_window_midpoint(void **state)
 	assert_true(rec_in_window(&s, 100, 200));
 }
 
-/* Every input the fuzzer once crashed on (and the seeds) stays harmless. */
+static int merge_window(const struct snapshot *s, void *ctx)
+{
+	char msg[256];
+
+	return rec_window_merge(ctx, s, NULL, msg, sizeof(msg));
+}
+
+/* Every input the fuzzer once crashed on (and the seeds) stays harmless, read as
+ * tests/fuzz/fuzz_segment.c reads it: merged into one window, as `report` does. */
 static void test_fuzz_corpus_regress(void **state)
 {
 	const char *root = getenv("TT_ROOT");
@@ -534,7 +542,7 @@ static void test_fuzz_corpus_regress(void **state)
 		return;
 	}
 	while ((de = readdir(dp))) {
-		struct collected *c;
+		struct snapshot acc;
 		struct rec_diag d;
 		struct stat st;
 		__u8 *buf;
@@ -553,21 +561,15 @@ static void test_fuzz_corpus_regress(void **state)
 		assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
 		close(fd);
 		/* the first byte picks the entry point, as in tests/fuzz/fuzz_segment.c */
-		c = calloc(1, sizeof(*c));
-		if (st.st_size > 0 && buf[0] % 3 == 0) {
-			(void)rec_decode(buf + 1, (size_t)st.st_size - 1, de->d_name, NULL, collect,
-					 c, &d);
-		} else if (st.st_size > 0) {
-			struct snapshot s;
-
-			snapshot__init(&s);
+		snapshot__init(&acc);
+		if (st.st_size > 0 && buf[0] % 3 == 0)
+			(void)rec_decode(buf + 1, (size_t)st.st_size - 1, de->d_name, NULL,
+					 merge_window, &acc, &d);
+		else if (st.st_size > 0)
 			(void)rec_payload_decode(buf[0] % 3 == 1 ? REC_FRAME_SNAPSHOT
 								 : REC_FRAME_FLIGHT,
-						 buf + 1, (size_t)st.st_size - 1, &s);
-			snapshot__free(&s);
-		}
-		collected_free(c);
-		free(c);
+						 buf + 1, (size_t)st.st_size - 1, &acc);
+		snapshot__free(&acc);
 		free(buf);
 		files++;
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `tailtrace record`: always-on profiling into rotating segment files (docs/record-format.md),
  * optionally serving OpenMetrics on loopback for Prometheus. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -71,10 +72,66 @@ static bool wait_interval(struct session *ss, struct http_metrics *http, double 
 	       !(ss->o.duration_s > 0 && mono_s() >= ss->started + ss->o.duration_s - 1e-3);
 }
 
+/* Intervals that could not be written (disk full, directory removed): recording goes on,
+ * the first failure and the recovery are each said once, with the count. */
+struct unwritten {
+	unsigned long now, total; /* since writing last worked, and in all */
+};
+
+static void unwritten_note(struct unwritten *u, const char *dir, int err)
+{
+	if (!u->now)
+		tt_warn("warning: cannot write to %s: %s; tracing goes on, the intervals are "
+			"counted and writing resumes when it works again",
+			dir, strerror(-err));
+	u->now++;
+	u->total++;
+}
+
+static void unwritten_resumed(struct unwritten *u, const char *dir)
+{
+	if (!u->now)
+		return;
+	tt_warn("warning: writing to %s again; %lu interval%s could not be written", dir, u->now,
+		u->now == 1 ? "" : "s");
+	u->now = 0;
+}
+
+/* Takes the interval's snapshot, writes it and serves it. 0, or an error that stops
+ * recording: storage trouble passes (counted in u), memory trouble does not. */
+static int record_interval(struct session *ss, struct recorder *rec, struct http_metrics *http,
+			   struct unwritten *u, double *cpu0)
+{
+	struct snapshot snap;
+	double cpu1;
+	int r;
+
+	snapshot__init(&snap);
+	r = session_snapshot(ss, &snap);
+	cpu1 = cpu_seconds();
+	snap.self_cpu_s = cpu1 - *cpu0;
+	snap.self_rss_kb = rss_kb();
+	*cpu0 = cpu1;
+	if (!r) {
+		r = recorder__append(rec, &snap);
+		if (r && r != -ENOMEM) {
+			unwritten_note(u, ss->o.output, r);
+			r = 0;
+		} else if (!r) {
+			unwritten_resumed(u, ss->o.output);
+		}
+	}
+	if (!r && http)
+		r = http_metrics__update(http, &snap);
+	snapshot__free(&snap);
+	return r;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct http_metrics *http = NULL;
 	struct recorder *rec = NULL;
+	struct unwritten unw = { 0 };
 	struct session ss;
 	char err[512];
 	double interval, cpu0;
@@ -116,21 +173,8 @@ int cmd_record(int argc, char **argv)
 		ss.o.output, interval);
 	cpu0 = cpu_seconds();
 	while (more) {
-		struct snapshot snap;
-		double cpu1;
-
 		more = wait_interval(&ss, http, interval);
-		snapshot__init(&snap);
-		r = session_snapshot(&ss, &snap);
-		cpu1 = cpu_seconds();
-		snap.self_cpu_s = cpu1 - cpu0;
-		snap.self_rss_kb = rss_kb();
-		cpu0 = cpu1;
-		if (!r)
-			r = recorder__append(rec, &snap);
-		if (!r && http)
-			r = http_metrics__update(http, &snap);
-		snapshot__free(&snap);
+		r = record_interval(&ss, rec, http, &unw, &cpu0);
 		if (r) {
 			tt_error("recording failed: %s", strerror(-r));
 			status = 1;
@@ -138,6 +182,9 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	recorder__close(rec);
+	if (unw.total)
+		tt_warn("warning: %lu interval%s of this recording could not be written to %s",
+			unw.total, unw.total == 1 ? "" : "s", ss.o.output);
 	http_metrics__close(http);
 	session_end(&ss);
 	return status;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include "attr/attribution.h"
 #include "cmd/commands.h"
 #include "export/exports.h"
@@ -32,7 +33,7 @@ struct window_ctx {
 	__u64 from_ns, to_ns;
 	struct snapshot merged;
 	unsigned long intervals, skipped;
-	int err;
+	char limit_msg[256]; /* set when the window passed a report limit */
 };
 
 static int merge_in_window(const struct snapshot *s, void *ctx)
@@ -44,7 +45,7 @@ static int merge_in_window(const struct snapshot *s, void *ctx)
 		return 0;
 	}
 	w->intervals++;
-	return snapshot__merge(&w->merged, s);
+	return rec_window_merge(&w->merged, s, NULL, w->limit_msg, sizeof(w->limit_msg));
 }
 
 static void summary_cols(FILE *f, const struct hist *h)
@@ -434,6 +435,50 @@ static int report_write(FILE *out, enum report_format fmt, const struct window_c
 	return 0;
 }
 
+/* Opens report -o's file for writing. Reports carry what record keeps 0600, and root may
+ * run report in a directory others can write: never through a symlink (O_NOFOLLOW), never
+ * into a file with other hard links, created 0600 whatever the umask, and an existing
+ * file is set to 0600 before it is truncated, so the report never inherits its mode.
+ * Other file types (/dev/null, a FIFO) are written as they are. NULL with errno set. */
+static FILE *report_open_output(const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd, e;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		e = errno;
+	} else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		e = EMLINK;
+	} else if (S_ISREG(st.st_mode) && (fchmod(fd, 0600) || ftruncate(fd, 0))) {
+		e = errno;
+	} else {
+		f = fdopen(fd, "w");
+		if (f)
+			return f;
+		e = errno;
+	}
+	close(fd);
+	errno = e;
+	return NULL;
+}
+
+static void report_output_error(const char *path)
+{
+	if (errno == ELOOP)
+		tt_error("cannot write %s: it is a symbolic link (report -o never follows one)",
+			 path);
+	else if (errno == EMLINK)
+		tt_error("cannot write %s: the file has other hard links (report -o never writes "
+			 "through one)",
+			 path);
+	else
+		tt_error("cannot write %s: %s", path, strerror(errno));
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct window_ctx w = { .to_ns = UINT64_MAX };
@@ -450,7 +495,9 @@ int cmd_report(int argc, char **argv)
 	snapshot__init(&w.merged);
 	r = rec_read_path(o.args[0], merge_in_window, &w, &d);
 	if (r) {
-		if (d.msg[0])
+		if (w.limit_msg[0])
+			tt_error("%s", w.limit_msg);
+		else if (d.msg[0])
 			tt_error("%s", d.msg);
 		else
 			tt_error("%s: %s", o.args[0], strerror(-r));
@@ -461,18 +508,10 @@ int cmd_report(int argc, char **argv)
 	if (!w.intervals)
 		tt_warn("warning: no recorded interval in the window (%lu outside it)", w.skipped);
 
-	if (o.output) {
-		/* exports carry what record keeps 0600: same mode */
-		int ofd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		out = ofd >= 0 ? fdopen(ofd, "w") : NULL;
-		if (!out && ofd >= 0)
-			close(ofd);
-		if (!out) {
-			tt_error("cannot write %s: %s", o.output, strerror(errno));
-			ret = 1;
-			goto out;
-		}
+	if (o.output && !(out = report_open_output(o.output))) {
+		report_output_error(o.output);
+		ret = 1;
+		goto out;
 	}
 	r = report_write(out, fmt, &w, o.args[0]);
 	if (out == stdout) {
@@ -481,7 +520,13 @@ int cmd_report(int argc, char **argv)
 	} else if (fclose(out) && !r) {
 		r = -errno;
 	}
-	if (r) {
+	if (r == -E2BIG) {
+		tt_error("the window's tail profile has more than %u distinct stacks, the most one "
+			 "report holds (docs/record-format.md, \"Limits\"): narrow it with "
+			 "--from/--to",
+			 TAIL_ROWS_MAX);
+		ret = 1;
+	} else if (r) {
 		tt_error("writing the %s report failed: %s", format_names[fmt], strerror(-r));
 		ret = 1;
 	}

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Snapshot containers and merging: every aggregate here is mergeable by addition. */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/random.h>
 #include "core/snapshot.h"
 #include "core/histogram.h"
 #include "attr/attribution.h"
@@ -14,42 +18,183 @@ void snapshot__init(struct snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* An open-addressing hash index over the first n entries of an array whose elements start
+ * with their key: slot[] holds positions + 1 (0 = empty), at most half full. The seed is
+ * per index and random, so a crafted input cannot pick keys that all collide. */
+struct snap_index {
+	size_t *slot;
+	size_t mask; /* slots - 1 */
+	size_t n;    /* entries indexed */
+	__u64 seed;
+};
+
+#define NOT_FOUND ((size_t)-1)
+
+static __u64 index_seed(void)
+{
+	static __u64 counter;
+	__u64 seed;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (__u64)time(NULL) ^ (__u64)(uintptr_t)&seed;
+	return seed ^ __atomic_add_fetch(&counter, 0x9e3779b97f4a7c15ULL, __ATOMIC_RELAXED);
+}
+
+static size_t key_hash(const struct snap_index *x, const void *key, size_t klen)
+{
+	const __u8 *p = key;
+	__u64 h = x->seed;
+
+	for (size_t off = 0; off < klen; off += 8) {
+		__u64 w = 0;
+
+		memcpy(&w, p + off, klen - off < 8 ? klen - off : 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	h ^= h >> 32;
+	return (size_t)h;
+}
+
+/* Position of key in base[], or NOT_FOUND. */
+static size_t index_find(const struct snap_index *x, const void *base, size_t elem, const void *key,
+			 size_t klen)
+{
+	for (size_t i = key_hash(x, key, klen) & x->mask;; i = (i + 1) & x->mask) {
+		size_t pos = x->slot[i];
+
+		if (!pos)
+			return NOT_FOUND;
+		if (!memcmp((const char *)base + (pos - 1) * elem, key, klen))
+			return pos - 1;
+	}
+}
+
+static void index_put(struct snap_index *x, const void *base, size_t elem, size_t klen, size_t pos)
+{
+	size_t i = key_hash(x, (const char *)base + pos * elem, klen) & x->mask;
+
+	while (x->slot[i])
+		i = (i + 1) & x->mask;
+	x->slot[i] = pos + 1;
+}
+
+/* Makes *px index base[0, n): created, grown or rebuilt as needed. 0 or -ENOMEM. */
+static int index_sync(struct snap_index **px, const void *base, size_t elem, size_t klen, size_t n)
+{
+	struct snap_index *x = *px;
+	size_t want = 16;
+
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		x->seed = index_seed();
+		*px = x;
+	}
+	while (want < 2 * n)
+		want *= 2;
+	if (!x->slot || want > x->mask + 1 || x->n > n) {
+		size_t *slot = calloc(want, sizeof(*slot));
+
+		if (!slot)
+			return -ENOMEM;
+		free(x->slot);
+		x->slot = slot;
+		x->mask = want - 1;
+		x->n = 0;
+	}
+	for (; x->n < n; x->n++)
+		index_put(x, base, elem, klen, x->n);
+	return 0;
+}
+
+static void index_free(struct snap_index *x)
+{
+	if (x)
+		free(x->slot);
+	free(x);
+}
+
 void snapshot__free(struct snapshot *s)
 {
 	free(s->hists);
 	free(s->devs);
 	free(s->slow_reqs);
 	attr_agg__free(s->attr);
+	index_free(s->hist_idx);
+	index_free(s->dev_idx);
 	memset(s, 0, sizeof(*s));
+}
+
+_Static_assert(offsetof(struct snap_hist, key) == 0, "the index finds keys at offset 0");
+_Static_assert(offsetof(struct snap_dev, key) == 0, "the index finds keys at offset 0");
+
+struct hist *snapshot__hist(struct snapshot *s, const struct hist_key *key)
+{
+	struct snap_hist *sh;
+	size_t pos;
+
+	if (index_sync(&s->hist_idx, s->hists, sizeof(*s->hists), sizeof(*key), s->nhists))
+		return NULL;
+	pos = index_find(s->hist_idx, s->hists, sizeof(*s->hists), key, sizeof(*key));
+	if (pos != NOT_FOUND)
+		return &s->hists[pos].h;
+	if (ARRAY_RESERVE(s->hists, s->hists_cap, s->nhists + 1))
+		return NULL;
+	sh = &s->hists[s->nhists++];
+	sh->key = *key;
+	memset(&sh->h, 0, sizeof(sh->h));
+	/* a failure here leaves the entry unindexed; the next call indexes it */
+	index_sync(&s->hist_idx, s->hists, sizeof(*s->hists), sizeof(*key), s->nhists);
+	return &sh->h;
 }
 
 int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const struct hist *h)
 {
-	for (size_t i = 0; i < s->nhists; i++) {
-		if (!memcmp(&s->hists[i].key, key, sizeof(*key))) {
-			hist_add(&s->hists[i].h, h);
-			return 0;
-		}
-	}
-	if (ARRAY_RESERVE(s->hists, s->hists_cap, s->nhists + 1))
+	struct hist *dst = snapshot__hist(s, key);
+
+	if (!dst)
 		return -ENOMEM;
-	s->hists[s->nhists].key = *key;
-	s->hists[s->nhists].h = *h;
-	s->nhists++;
+	hist_add(dst, h);
 	return 0;
 }
 
 int snapshot__add_dev(struct snapshot *s, const struct dev_key *key, const char *name)
 {
-	for (size_t i = 0; i < s->ndevs; i++)
-		if (s->devs[i].key.netns == key->netns && s->devs[i].key.ifindex == key->ifindex)
-			return 0;
+	struct snap_dev *d;
+	int err;
+
+	err = index_sync(&s->dev_idx, s->devs, sizeof(*s->devs), sizeof(*key), s->ndevs);
+	if (err)
+		return err;
+	if (index_find(s->dev_idx, s->devs, sizeof(*s->devs), key, sizeof(*key)) != NOT_FOUND)
+		return 0;
 	if (ARRAY_RESERVE(s->devs, s->devs_cap, s->ndevs + 1))
 		return -ENOMEM;
-	s->devs[s->ndevs].key = *key;
-	memset(s->devs[s->ndevs].name, 0, sizeof(s->devs[s->ndevs].name));
-	strncpy(s->devs[s->ndevs].name, name, sizeof(s->devs[s->ndevs].name) - 1);
-	s->ndevs++;
+	d = &s->devs[s->ndevs++];
+	d->key = *key;
+	memset(d->name, 0, sizeof(d->name));
+	strncpy(d->name, name, sizeof(d->name) - 1);
+	index_sync(&s->dev_idx, s->devs, sizeof(*s->devs), sizeof(*key), s->ndevs);
+	return 0;
+}
+
+int snapshot__count_new(struct snapshot *dst, const struct snapshot *src, size_t *hists,
+			size_t *devs)
+{
+	const size_t hk = sizeof(struct hist_key), dk = sizeof(struct dev_key);
+
+	*hists = *devs = 0;
+	if (index_sync(&dst->hist_idx, dst->hists, sizeof(*dst->hists), hk, dst->nhists) ||
+	    index_sync(&dst->dev_idx, dst->devs, sizeof(*dst->devs), dk, dst->ndevs))
+		return -ENOMEM;
+	for (size_t i = 0; i < src->nhists; i++)
+		*hists += index_find(dst->hist_idx, dst->hists, sizeof(*dst->hists),
+				     &src->hists[i].key, hk) == NOT_FOUND;
+	for (size_t i = 0; i < src->ndevs; i++)
+		*devs += index_find(dst->dev_idx, dst->devs, sizeof(*dst->devs), &src->devs[i].key,
+				    dk) == NOT_FOUND;
 	return 0;
 }
 
@@ -100,10 +245,12 @@ int snapshot__merge(struct snapshot *dst, const struct snapshot *src)
 		dst->hist_live = src->hist_live;
 	dst->events_lost += src->events_lost;
 	dst->pkt_unmatched += src->pkt_unmatched;
-	for (size_t i = 0; i < src->nslow; i++) {
-		if (ARRAY_RESERVE(dst->slow_reqs, dst->slow_cap, dst->nslow + 1))
+	if (src->nslow) {
+		if (ARRAY_RESERVE(dst->slow_reqs, dst->slow_cap, dst->nslow + src->nslow))
 			return -ENOMEM;
-		dst->slow_reqs[dst->nslow++] = src->slow_reqs[i];
+		memcpy(dst->slow_reqs + dst->nslow, src->slow_reqs,
+		       src->nslow * sizeof(*src->slow_reqs));
+		dst->nslow += src->nslow;
 	}
 	dst->slow_cut += src->slow_cut;
 	if (src->slow_threshold_ns > dst->slow_threshold_ns)

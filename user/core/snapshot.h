@@ -41,12 +41,19 @@ struct snapshot {
 	__u64 self_rss_kb;
 	/* opaque mergeable attribution aggregate (user/attr/attribution.h), may be NULL */
 	struct attr_agg *attr;
+	/* hash indexes over hists[] and devs[] by key, so adding and merging cost O(1) a key
+	 * instead of a scan: change hists/devs only through the functions below */
+	struct snap_index *hist_idx, *dev_idx;
 };
 
 void snapshot__init(struct snapshot *s);
 void snapshot__free(struct snapshot *s);
-/* Adds (merges) a histogram under key: same key -> hist_add. Returns 0 or -ENOMEM. */
+/* Adds (merges) a histogram under key: same key -> hist_add, a new key is appended (the
+ * order of first appearance is kept). Returns 0 or -ENOMEM. */
 int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const struct hist *h);
+/* The histogram of key, a zeroed one appended when key is new; NULL when out of memory. */
+struct hist *snapshot__hist(struct snapshot *s, const struct hist_key *key);
+/* Adds a device under key; a key already present keeps its first name. 0 or -ENOMEM. */
 int snapshot__add_dev(struct snapshot *s, const struct dev_key *key, const char *name);
 const char *snapshot__dev_name(const struct snapshot *s, __u32 netns, __u32 ifindex);
 /* How every output names a device: its name, or "ifindex N" when the snapshot has none
@@ -55,7 +62,12 @@ void snapshot__dev_label(const struct snapshot *s, __u32 netns, __u32 ifindex, c
 			 size_t len);
 void qdisc_label(__u32 handle, char *buf, size_t len);
 /* dst += src: histograms by key, counters, devices, slow requests (all of them: bounding is
- * the collector's job, per interval). */
+ * the collector's job per interval, and record/'s rec_window_merge() bounds a report).
+ * Linear in src's size: keys are found through dst's indexes. */
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src);
+/* Histogram keys and devices of src that dst does not hold yet (what a merge would add).
+ * 0 or -ENOMEM. */
+int snapshot__count_new(struct snapshot *dst, const struct snapshot *src, size_t *hists,
+			size_t *devs);
 
 #endif

@@ -111,33 +111,6 @@ void export_group_label(const struct hist_key *k, char *buf, size_t len)
 	sanitize(buf);
 }
 
-static int add_row(struct tail_profile *p, const char *cls, const char *stage, const char *place,
-		   const char *proc, __u64 ns, __u64 count)
-{
-	struct tail_row *r;
-
-	if (!ns)
-		return 0;
-	if (p->nrows == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-
-		r = realloc(p->rows, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		p->rows = r;
-		p->cap = cap;
-	}
-	r = &p->rows[p->nrows++];
-	memset(r, 0, sizeof(*r));
-	snprintf(r->frame[0], TAIL_FRAME_LEN, "%s", cls);
-	snprintf(r->frame[1], TAIL_FRAME_LEN, "%s", stage);
-	snprintf(r->frame[2], TAIL_FRAME_LEN, "%s", place);
-	snprintf(r->frame[3], TAIL_FRAME_LEN, "%s", proc);
-	r->ns = ns;
-	r->count = count;
-	return 0;
-}
-
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct tail_row *x = a, *y = b;
@@ -148,6 +121,72 @@ static int cmp_rows(const void *a, const void *b)
 		if (c)
 			return c;
 	}
+	return 0;
+}
+
+/* Sorts the rows and merges equal stacks, so each stack is held once. */
+static void rows_compact(struct tail_profile *p)
+{
+	size_t w = 0;
+
+	qsort(p->rows, p->nrows, sizeof(*p->rows), cmp_rows);
+	for (size_t i = 0; i < p->nrows; i++) {
+		if (w && !cmp_rows(&p->rows[w - 1], &p->rows[i])) {
+			p->rows[w - 1].ns += p->rows[i].ns;
+			p->rows[w - 1].count += p->rows[i].count;
+		} else {
+			p->rows[w++] = p->rows[i];
+		}
+	}
+	p->nrows = w;
+}
+
+#define TAIL_ROWS_COMPACT 4096 /* rows from which a full table is compacted before growing */
+
+/* Room for one more row: a full table is compacted first (many requests share a stack),
+ * and grown only while that frees less than half of it, up to TAIL_ROWS_MAX. 0, -ENOMEM,
+ * or -E2BIG when TAIL_ROWS_MAX distinct stacks are held. */
+static int rows_room(struct tail_profile *p)
+{
+	struct tail_row *r;
+	size_t cap;
+
+	if (p->nrows < p->cap)
+		return 0;
+	if (p->cap >= TAIL_ROWS_COMPACT)
+		rows_compact(p);
+	if (p->nrows <= p->cap / 2 && p->cap)
+		return 0;
+	if (p->cap >= TAIL_ROWS_MAX)
+		return p->nrows < p->cap ? 0 : -E2BIG;
+	cap = p->cap ? p->cap * 2 : 64;
+	r = realloc(p->rows, cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	p->rows = r;
+	p->cap = cap;
+	return 0;
+}
+
+static int add_row(struct tail_profile *p, const char *cls, const char *stage, const char *place,
+		   const char *proc, __u64 ns, __u64 count)
+{
+	struct tail_row *r;
+	int err;
+
+	if (!ns)
+		return 0;
+	err = rows_room(p);
+	if (err)
+		return err;
+	r = &p->rows[p->nrows++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->frame[0], TAIL_FRAME_LEN, "%s", cls);
+	snprintf(r->frame[1], TAIL_FRAME_LEN, "%s", stage);
+	snprintf(r->frame[2], TAIL_FRAME_LEN, "%s", place);
+	snprintf(r->frame[3], TAIL_FRAME_LEN, "%s", proc);
+	r->ns = ns;
+	r->count = count;
 	return 0;
 }
 
@@ -260,7 +299,6 @@ static int build_from_hists(struct tail_profile *p, const struct snapshot *s)
 
 int tail_profile__build(struct tail_profile *p, const struct snapshot *s)
 {
-	size_t w = 0;
 	int err;
 
 	memset(p, 0, sizeof(*p));
@@ -279,18 +317,11 @@ int tail_profile__build(struct tail_profile *p, const struct snapshot *s)
 		p->source = TAIL_NONE;
 		return 0;
 	}
-	qsort(p->rows, p->nrows, sizeof(*p->rows), cmp_rows);
+	rows_compact(p);
 	for (size_t i = 0; i < p->nrows; i++) {
-		if (w && !cmp_rows(&p->rows[w - 1], &p->rows[i])) {
-			p->rows[w - 1].ns += p->rows[i].ns;
-			p->rows[w - 1].count += p->rows[i].count;
-		} else {
-			p->rows[w++] = p->rows[i];
-		}
 		p->total_ns += p->rows[i].ns;
 		p->total_count += p->rows[i].count;
 	}
-	p->nrows = w;
 	return 0;
 }
 

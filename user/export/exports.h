@@ -38,6 +38,10 @@ struct tail_profile {
 void export_place_label(const struct snapshot *s, const struct hist_key *k, char *buf, size_t len);
 void export_group_label(const struct hist_key *k, char *buf, size_t len);
 
+/* Distinct stacks a tail profile holds (~71 MB): past it tail_profile__build() returns
+ * -E2BIG (docs/record-format.md, "Limits"). */
+#define TAIL_ROWS_MAX (1u << 18)
+
 int tail_profile__build(struct tail_profile *p, const struct snapshot *s);
 void tail_profile__free(struct tail_profile *p);
 const char *tail_source_name(enum tail_source s);

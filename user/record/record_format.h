@@ -23,6 +23,17 @@
 #define REC_MAX_RAW          (64u << 20) /* largest decompressed payload a reader accepts */
 #define REC_FLIGHT_PER_FRAME 512         /* slow requests per flight-recorder frame */
 
+/* What a reader holds, so that a crafted segment (zlib inflates ~1000:1, and a histogram
+ * key decodes to ~5.9 KB) cannot make `report` allocate gigabytes. Past a limit reading
+ * stops with an error naming it (docs/record-format.md, "Limits"). An interval: */
+#define REC_INTERVAL_HISTS_MAX   8192 /* distinct histogram keys (~48 MB); record's map: 4096 */
+#define REC_INTERVAL_DEVS_MAX    4096 /* devices; the kernel's device-name map holds 1024 */
+#define REC_INTERVAL_FLIGHTS_MAX 16   /* flight-recorder frames; record writes one (≤ 256) */
+/* Everything one report merges (rec_window_merge): */
+#define REC_REPORT_HISTS_MAX 32768      /* distinct histogram keys (~192 MB) */
+#define REC_REPORT_DEVS_MAX  4096       /* distinct devices */
+#define REC_REPORT_SLOW_MAX  (1u << 18) /* slow requests (~73 MB; ~3 h at 256 a 10 s interval) */
+
 enum rec_frame_type {
 	REC_FRAME_SNAPSHOT = 1,
 	REC_FRAME_FLIGHT = 2,
@@ -81,10 +92,17 @@ int rec_payload_decode(int type, const void *buf, size_t len, struct snapshot *s
 int rec_read_file(const char *path, rec_snapshot_fn fn, void *ctx, struct rec_diag *d);
 int rec_read_path(const char *path, rec_snapshot_fn fn, void *ctx, struct rec_diag *d);
 
-/* Segment file names in dir (basenames, sorted by sequence). Free with rec_names_free. */
+/* Segment file names in dir (basenames, sorted by sequence). Free with rec_names_free.
+ * Only regular files: anything else named like a segment (a FIFO, a symlink, a directory)
+ * is skipped with a warning naming it. The _at form lists the directory open at dirfd
+ * (dir is used in messages). 0 or -errno. */
 int rec_list_segments(const char *dir, char ***names, size_t *n);
+int rec_list_segments_at(int dirfd, const char *dir, char ***names, size_t *n);
 void rec_names_free(char **names, size_t n);
-/* Sequence number from a segment name, or -EINVAL when the name is not one of ours. */
+/* Sequence number from a segment name; -EINVAL when the name is not one of ours, -ERANGE
+ * when its sequence is above REC_SEQ_MAX (record never gets there: such a name was planted
+ * and is ignored, so the sequence cannot overflow). */
+#define REC_SEQ_MAX ((1ULL << 62) - 1)
 long long rec_segment_seq(const char *name);
 
 /* Time arguments of `report --from/--to`: RFC 3339 ("2024-05-01T12:00:00Z", offsets and
@@ -95,6 +113,13 @@ int rec_parse_time(const char *s, __u64 now_ns, __u64 *out_ns);
 /* A snapshot belongs to [from, to) when the midpoint of its interval does: adjacent
  * windows partition a recording, no interval is counted twice. */
 bool rec_in_window(const struct snapshot *s, __u64 from_ns, __u64 to_ns);
+/* dst += src for a report: -E2BIG, with msg naming the limit, and dst unchanged when dst
+ * would then hold more than lim allows (NULL: the REC_REPORT_*_MAX); else 0 or -ENOMEM. */
+struct rec_limits {
+	size_t hists, devs, slow;
+};
+int rec_window_merge(struct snapshot *dst, const struct snapshot *src, const struct rec_limits *lim,
+		     char *msg, size_t len);
 
 /* ---- writing side of `record` (user/record/recorder.c) ----
  * Segments seg-<seq 16 hex>-<UTC creation>.ttrec in one directory (created 0700 if

@@ -131,8 +131,9 @@ static int close_segment(struct recorder *r)
 		err = -errno;
 	close(r->fd);
 	r->fd = -1;
-	if (!err)
-		err = push_old(r, r->cur_name, r->cur_size);
+	/* counted either way: it is in the directory, and --max-size must see it */
+	if (push_old(r, r->cur_name, r->cur_size))
+		err = -ENOMEM;
 	r->cur_size = 0;
 	return err;
 }
@@ -162,11 +163,88 @@ static void errf(char *err, size_t errlen, const char *fmt, const char *a, int e
 		snprintf(err, errlen, fmt, a, strerror(e));
 }
 
+/* Opens record's directory, made 0700 when missing: never through a symlink, and only one
+ * owned by this user that group and others cannot write, since whoever can write it can
+ * remove segments or plant files named like them. The fd is what every later step uses,
+ * so renaming the path away cannot redirect the segments. fd or -errno, why in err. */
+static int dir_open_checked(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		errf(err, errlen, "cannot record into %s: %s", dir, errno);
+		return -errno;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		/* O_DIRECTORY | O_NOFOLLOW on a symlink fails with ENOTDIR or ELOOP */
+		if (!lstat(dir, &st) && S_ISLNK(st.st_mode) && err)
+			snprintf(err, errlen, "cannot record into %s: it is a symbolic link", dir);
+		else
+			errf(err, errlen, "cannot record into %s: %s", dir, e);
+		return -e;
+	}
+	if (fstat(fd, &st)) {
+		errf(err, errlen, "cannot record into %s: %s", dir, errno);
+		close(fd);
+		return -EIO;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		if (err)
+			snprintf(err, errlen,
+				 "cannot record into %s: %s (uid %u, mode %04o); use a directory "
+				 "owned by uid %u that only its owner can write",
+				 dir,
+				 st.st_uid != geteuid() ? "owned by another user"
+							: "group or others can write it",
+				 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+				 (unsigned)geteuid());
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* Takes the segments already in the directory as the oldest closed ones, and continues
+ * their sequence. 0 or -errno. */
+static int adopt_segments(struct recorder *r, char *err, size_t errlen)
+{
+	char **names;
+	size_t n;
+	int e;
+
+	e = -rec_list_segments_at(r->dirfd, r->dir, &names, &n);
+	for (size_t i = 0; i < n && !e; i++) {
+		struct stat st;
+
+		if (fstatat(r->dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		e = -push_old(r, names[i], (__u64)st.st_size);
+		if ((__u64)rec_segment_seq(names[i]) >= r->next_seq)
+			r->next_seq = (__u64)rec_segment_seq(names[i]) + 1;
+	}
+	if (e) {
+		errf(err, errlen, "cannot record into %s: %s", r->dir, e);
+	} else if (n && r->next_seq > REC_SEQ_MAX) {
+		/* only a planted name gets there (names above it are ignored): no wrapping */
+		e = ERANGE;
+		if (err)
+			snprintf(
+				err, errlen,
+				"cannot record into %s: segment %s leaves no sequence number after "
+				"it",
+				r->dir, names[n - 1]);
+	}
+	rec_names_free(names, n);
+	return -e;
+}
+
 struct recorder *recorder__open(const char *dir, __u64 max_size, char *err, size_t errlen)
 {
 	struct recorder *r;
-	char **names;
-	size_t n;
 	int e;
 
 	r = calloc(1, sizeof(*r));
@@ -176,45 +254,62 @@ struct recorder *recorder__open(const char *dir, __u64 max_size, char *err, size
 		return NULL;
 	}
 	r->fd = -1;
-	r->dirfd = -1;
 	r->max_size = max_size ? max_size : REC_DEFAULT_MAX_SIZE;
 	r->seg_max = r->max_size / 8 > REC_MIN_SEGMENT ? r->max_size / 8 : REC_MIN_SEGMENT;
 	/* recordings hold request metadata: only the owner may list or read them */
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		e = errno;
+	r->dirfd = dir_open_checked(dir, err, errlen);
+	if (r->dirfd < 0 || adopt_segments(r, err, errlen))
 		goto fail;
-	}
-	r->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (r->dirfd < 0) {
-		e = errno;
-		goto fail;
-	}
-	e = -rec_list_segments(dir, &names, &n);
-	if (e)
-		goto fail_dirfd;
-	for (size_t i = 0; i < n && !e; i++) {
-		struct stat st;
-
-		if (fstatat(r->dirfd, names[i], &st, 0) || !S_ISREG(st.st_mode))
-			continue;
-		e = -push_old(r, names[i], (__u64)st.st_size);
-		r->next_seq = (__u64)rec_segment_seq(names[i]) + 1;
-	}
-	rec_names_free(names, n);
-	if (e)
-		goto fail_dirfd;
 	e = -open_segment(r);
-	if (e)
-		goto fail_dirfd;
+	if (e) {
+		errf(err, errlen, "cannot record into %s: %s", dir, e);
+		goto fail;
+	}
 	enforce_max_size(r, 0);
 	return r;
-fail_dirfd:
-	close(r->dirfd);
-	r->dirfd = -1;
 fail:
-	errf(err, errlen, "cannot record into %s: %s", dir, e);
 	recorder__close(r);
 	return NULL;
+}
+
+/* True when the file open at fd has no name left (removed underneath). */
+static bool removed(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_nlink == 0;
+}
+
+/* A directory and a segment to write to. When the directory was removed it is made again
+ * at its path, with the checks of recorder__open (the segments went with it); when only
+ * the current segment was removed, the next one starts. 0 or -errno: nothing to write to
+ * yet, the next interval tries again. */
+static int ensure_target(struct recorder *r)
+{
+	if (r->dirfd < 0 || removed(r->dirfd)) {
+		int fd = dir_open_checked(r->dir, NULL, 0);
+
+		if (fd < 0)
+			return fd;
+		if (r->dirfd >= 0)
+			close(r->dirfd);
+		r->dirfd = fd;
+		for (size_t i = 0; i < r->nold; i++)
+			free(r->old[i].name);
+		r->nold = 0;
+		r->old_bytes = 0;
+		if (r->fd >= 0)
+			close(r->fd);
+		r->fd = -1;
+		r->cur_size = 0;
+		adopt_segments(r, NULL, 0);
+	}
+	if (r->fd >= 0 && removed(r->fd)) {
+		close(r->fd);
+		r->fd = -1;
+		r->cur_size = 0;
+	}
+	return 0;
 }
 
 int recorder__append(struct recorder *r, const struct snapshot *s)
@@ -223,21 +318,24 @@ int recorder__append(struct recorder *r, const struct snapshot *s)
 	int err;
 
 	err = rec_interval_encode(&b, s);
+	if (!err)
+		err = ensure_target(r);
 	if (err)
 		goto out;
 	if (r->fd < 0 || r->cur_size + b.len > r->seg_max) {
-		err = close_segment(r);
-		if (!err)
-			err = open_segment(r);
+		close_segment(r); /* a failed fsync of the old one must not stop the new one */
+		err = open_segment(r);
 		if (err)
 			goto out;
 	}
 	enforce_max_size(r, b.len);
 	err = write_all(r->fd, b.p, b.len);
 	if (err) {
-		/* ENOSPC and friends: cut the partial frame so the segment stays clean */
-		if (ftruncate(r->fd, (off_t)r->cur_size))
-			err = err ? err : -errno;
+		/* ENOSPC and friends: cut the partial frame so the segment stays clean, and
+		 * write the next interval where this one started, leaving no hole */
+		if (ftruncate(r->fd, (off_t)r->cur_size) ||
+		    lseek(r->fd, (off_t)r->cur_size, SEEK_SET) < 0)
+			close_segment(r); /* the next interval starts a new segment */
 		goto out;
 	}
 	/* data only: the size change is metadata fdatasync covers, the mtime is not needed */

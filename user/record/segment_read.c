@@ -120,49 +120,69 @@ static size_t remaining(const struct cur *c)
 
 #define HIST_REC_MIN (2 + 1 + 16 + 8 + 32 + 24 + 2) /* smallest encoded histogram */
 
-static int decode_hist(struct cur *c, struct snapshot *s)
+/* The histogram key of a record; false when its stage or grouping is unknown here. */
+static bool decode_hist_key(struct cur *c, struct hist_key *k)
 {
 	char stage[256], by[256];
-	struct snap_hist sh;
-	__u16 nz;
 	int st, gb;
 
-	memset(&sh, 0, sizeof(sh));
+	memset(k, 0, sizeof(*k));
 	get_str8(c, stage, sizeof(stage));
 	get_str8(c, by, sizeof(by));
-	sh.key.family = get_u8(c);
-	sh.key.ifindex = get_u32(c);
-	sh.key.qdisc_handle = get_u32(c);
-	sh.key.netns = get_u32(c);
-	sh.key.tgid = get_u32(c);
-	sh.key.id = get_u64(c);
-	get_bytes(c, sh.key.addr, 16);
-	get_bytes(c, sh.key.comm, 16);
-	sh.h.count = get_u64(c);
-	sh.h.sum_ns = get_u64(c);
-	sh.h.max_ns = get_u64(c);
+	k->family = get_u8(c);
+	k->ifindex = get_u32(c);
+	k->qdisc_handle = get_u32(c);
+	k->netns = get_u32(c);
+	k->tgid = get_u32(c);
+	k->id = get_u64(c);
+	get_bytes(c, k->addr, 16);
+	get_bytes(c, k->comm, 16);
+	st = stage_by_name(stage);
+	gb = group_by_parse(by);
+	k->stage = (__u16)(st < 0 ? 0 : st);
+	k->by = (__u8)(gb < 0 ? 0 : gb);
+	return st >= 0 && gb >= 0;
+}
+
+/* One histogram record, added to the interval's histogram of its key: a key seen twice is
+ * merged, not appended, so ~100 bytes of input (less behind zlib) cannot each cost a
+ * 5.9 KB histogram. */
+static int decode_hist(struct cur *c, struct snapshot *s)
+{
+	struct hist_key k;
+	struct hist *h = NULL;
+	__u64 count, sum, max;
+	bool known;
+	__u16 nz;
+
+	known = decode_hist_key(c, &k);
+	count = get_u64(c);
+	sum = get_u64(c);
+	max = get_u64(c);
 	nz = get_u16(c);
-	for (__u16 i = 0; i < nz && !c->bad; i++) {
+	if (c->bad || (size_t)nz * 10 > remaining(c))
+		return -EBADMSG;
+	/* a stage this build does not know (recorded by a newer one) cannot be shown */
+	if (known) {
+		if (!(h = snapshot__hist(s, &k)))
+			return -ENOMEM;
+		if (s->nhists > REC_INTERVAL_HISTS_MAX)
+			return -E2BIG;
+		h->count += count;
+		h->sum_ns += sum;
+		if (max > h->max_ns)
+			h->max_ns = max;
+	}
+	for (__u16 i = 0; i < nz; i++) {
 		__u16 slot = get_u16(c);
 		__u64 v = get_u64(c);
 
 		if (slot >= HIST_SLOTS)
 			return -EBADMSG;
-		sh.h.slots[slot] = v;
+		if (h)
+			h->slots[slot] += v;
 	}
-	if (c->bad)
-		return -EBADMSG;
-	st = stage_by_name(stage);
-	gb = group_by_parse(by);
-	/* a stage this build does not know (recorded by a newer one) cannot be shown */
-	if (st < 0 || gb < 0)
-		return 0;
-	sh.key.stage = (__u16)st;
-	sh.key.by = (__u8)gb;
-	if (rec_grow_array((void **)&s->hists, &s->hists_cap, s->nhists + 1, sizeof(*s->hists)))
-		return -ENOMEM;
-	s->hists[s->nhists++] = sh;
-	return 0;
+	return c->bad ? -EBADMSG : 0;
 }
 
 static int decode_snapshot(struct cur *c, struct snapshot *s)
@@ -212,6 +232,8 @@ static int decode_snapshot(struct cur *c, struct snapshot *s)
 		get_str8(c, name, 16);
 		if (!c->bad && (err = snapshot__add_dev(s, &k, name)))
 			return err;
+		if (s->ndevs > REC_INTERVAL_DEVS_MAX)
+			return -E2BIG;
 	}
 	n = get_u32(c);
 	if (n > remaining(c) / HIST_REC_MIN)
@@ -265,7 +287,7 @@ static int decode_flight(struct cur *c, struct snapshot *s)
 			cols[i] = -1;
 	}
 	n = get_u32(c);
-	if (c->bad || n > remaining(c) / (EVENT_REC_FIXED + 8u * ncols))
+	if (c->bad || n > REC_FLIGHT_PER_FRAME || n > remaining(c) / (EVENT_REC_FIXED + 8u * ncols))
 		return -EBADMSG;
 	if (rec_grow_array((void **)&s->slow_reqs, &s->slow_cap, s->nslow + n,
 			   sizeof(*s->slow_reqs)))
@@ -497,7 +519,8 @@ struct seg_reader {
 	void *ctx;
 	struct rec_diag *d;
 	struct snapshot pend;
-	bool have; /* pend holds an interval */
+	bool have;        /* pend holds an interval */
+	unsigned flights; /* flight-recorder frames added to pend */
 };
 
 /* Hands the pending interval to the callback and frees it. */
@@ -507,6 +530,7 @@ static int interval_emit(struct seg_reader *rd)
 
 	snapshot__free(&rd->pend);
 	rd->have = false;
+	rd->flights = 0;
 	rd->d->snapshots++;
 	return err;
 }
@@ -523,6 +547,14 @@ static int snapshot_frame(struct seg_reader *rd, const struct frame *fr, const _
 	if (err == -EBADMSG)
 		rec_diag_set(rd->d, err, fr->off, "%s: corrupt frame payload at offset %zu",
 			     rd->name, fr->off);
+	if (err == -E2BIG)
+		rec_diag_set(rd->d, err, fr->off,
+			     "%s: the interval at offset %zu holds more than %d %s, the most one "
+			     "interval may (docs/record-format.md, \"Limits\")",
+			     rd->name, fr->off,
+			     rd->pend.ndevs > REC_INTERVAL_DEVS_MAX ? REC_INTERVAL_DEVS_MAX
+								    : REC_INTERVAL_HISTS_MAX,
+			     rd->pend.ndevs > REC_INTERVAL_DEVS_MAX ? "devices" : "histogram keys");
 	return err;
 }
 
@@ -534,16 +566,25 @@ static int flight_frame(struct seg_reader *rd, const struct frame *fr, const __u
 	struct snapshot fl;
 	int err;
 
+	if (++rd->flights > REC_INTERVAL_FLIGHTS_MAX)
+		return rec_diag_set(rd->d, -E2BIG, fr->off,
+				    "%s: the interval has more than %d flight-recorder frames at "
+				    "offset %zu, the most one interval may (docs/record-format.md, "
+				    "\"Limits\")",
+				    rd->name, REC_INTERVAL_FLIGHTS_MAX, fr->off);
 	snapshot__init(&fl);
 	err = rec_payload_decode(fr->type, raw, fr->rawlen, &fl);
 	if (!err && (!rd->have || fl.start_ns != pend->start_ns || fl.end_ns != pend->end_ns))
 		err = -ENOENT;
-	for (size_t i = 0; !err && i < fl.nslow; i++) {
-		if (rec_grow_array((void **)&pend->slow_reqs, &pend->slow_cap, pend->nslow + 1,
-				   sizeof(*pend->slow_reqs)))
+	if (!err && fl.nslow) {
+		if (rec_grow_array((void **)&pend->slow_reqs, &pend->slow_cap,
+				   pend->nslow + fl.nslow, sizeof(*pend->slow_reqs)))
 			err = -ENOMEM;
 		else
-			pend->slow_reqs[pend->nslow++] = fl.slow_reqs[i];
+			memcpy(pend->slow_reqs + pend->nslow, fl.slow_reqs,
+			       fl.nslow * sizeof(*fl.slow_reqs));
+		if (!err)
+			pend->nslow += fl.nslow;
 	}
 	snapshot__free(&fl);
 	if (err == -ENOENT)

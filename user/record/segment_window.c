@@ -3,6 +3,7 @@
  * intervals fall inside the window. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -172,4 +173,42 @@ bool rec_in_window(const struct snapshot *s, __u64 from_ns, __u64 to_ns)
 	__u64 mid = s->start_ns + (s->end_ns > s->start_ns ? (s->end_ns - s->start_ns) / 2 : 0);
 
 	return mid >= from_ns && mid < to_ns;
+}
+
+static const struct rec_limits report_limits = {
+	.hists = REC_REPORT_HISTS_MAX,
+	.devs = REC_REPORT_DEVS_MAX,
+	.slow = REC_REPORT_SLOW_MAX,
+};
+
+int rec_window_merge(struct snapshot *dst, const struct snapshot *src, const struct rec_limits *lim,
+		     char *msg, size_t len)
+{
+	size_t new_hists = src->nhists, new_devs = src->ndevs, limit = 0;
+	const char *what = NULL;
+	int err;
+
+	if (!lim)
+		lim = &report_limits;
+	/* counted before merging, so the merged window never holds more than the limits */
+	if ((dst->nhists + new_hists > lim->hists || dst->ndevs + new_devs > lim->devs) &&
+	    (err = snapshot__count_new(dst, src, &new_hists, &new_devs)))
+		return err;
+	if (dst->nhists + new_hists > lim->hists) {
+		what = "histogram keys";
+		limit = lim->hists;
+	} else if (dst->ndevs + new_devs > lim->devs) {
+		what = "devices";
+		limit = lim->devs;
+	} else if (dst->nslow + src->nslow > lim->slow) {
+		what = "slow requests";
+		limit = lim->slow;
+	}
+	if (!what)
+		return snapshot__merge(dst, src);
+	snprintf(msg, len,
+		 "the window holds more than %zu %s, the most one report reads "
+		 "(docs/record-format.md, \"Limits\"): narrow it with --from/--to",
+		 limit, what);
+	return -E2BIG;
 }
