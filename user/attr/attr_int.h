@@ -79,6 +79,29 @@ struct attr_side {
 	struct attr_bucket b[HIST_SLOTS];
 };
 
+/* The path's base round trip (docs/attribution.md §1, "Base vs inflation RTT"): the
+ * lowest RTT seen towards one peer over one device, across every flow and the whole life
+ * of the aggregate, not one flow's own min_rtt (a flow opened while a queue stands never
+ * sees the clean path). attr_floor.c keeps them; merging takes the lower. */
+struct attr_path_key {
+	__u8 side; /* SIDE_SERVER or SIDE_CLIENT */
+	__u8 family;
+	__u8 reserved[2];
+	__u32 netns;
+	__u32 ifindex;
+	__u8 raddr[16];
+};
+
+struct attr_path {
+	struct attr_path_key key;
+	__u64 min_rtt_ns;     /* lowest min_rtt any flow on this path reported */
+	__u64 reqs;           /* requests that carried an RTT on this path */
+	__u64 own_min_sum_ns; /* sum of those requests' own min_rtt (to show the difference) */
+	__u16 lport, rport;   /* the flow that reported min_rtt_ns */
+};
+
+#define ATTR_PATHS_MAX 256
+
 struct place_slot;
 struct place_memo;
 
@@ -90,7 +113,21 @@ struct attr_agg {
 	size_t cap;               /* index slots, a power of two */
 	__u64 places_unstored, places_unstored_ns;
 	struct place_memo *memo; /* attr_place.c; made by the first add; NULL: none */
+	/* attr_floor.c: path floors, in memory only (not in the record encoding) */
+	struct attr_path paths[ATTR_PATHS_MAX];
+	size_t npaths;
+	size_t path_memo;     /* index of the last path used: requests repeat their path */
+	__u64 paths_unstored; /* requests whose path found no room: own min_rtt used */
 };
+
+/* ---- path floors (attr_floor.c) ---- */
+
+/* Notes ev's RTT on its path and returns the path's base RTT for ev's split: the lowest
+ * min_rtt seen on the path so far (never above ev's own), 0 when ev carries no RTT. */
+__u64 attr_floor_note(struct attr_agg *a, const struct req_event *ev);
+void attr_floor_merge(struct attr_agg *dst, const struct attr_agg *src);
+/* The path of a side with the most requests, or NULL. */
+const struct attr_path *attr_floor_top(const struct attr_agg *a, int side);
 
 /* ---- the place table (attr_place.c) ---- */
 

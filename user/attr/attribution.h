@@ -98,6 +98,10 @@ struct attr_split {
 };
 
 void attr_split_request(const struct req_event *ev, struct attr_split *out);
+/* The same with the path's base RTT known from other flows (attr_agg__add() keeps the
+ * lowest RTT seen per peer and device): the lower of it and the flow's own min_rtt is the
+ * base; 0 means the flow's own. */
+void attr_split_request_base(const struct req_event *ev, __u64 base_rtt_ns, struct attr_split *out);
 
 struct attr_agg; /* opaque, mergeable */
 
