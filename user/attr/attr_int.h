@@ -10,6 +10,8 @@
 #include "attr/attribution.h"
 #include "core/histogram.h"
 
+struct snapshot;
+
 /* Indexed by enum attr_part (attr_split.c). */
 extern const struct attr_part_info attr_parts[ATTR_PARTS];
 
@@ -145,5 +147,21 @@ void attr_place_key_coarsen(struct attr_place_key *k);
  * places in latency band `band`. */
 void attr_places_record(struct attr_agg *a, const struct req_event *ev, const struct attr_split *s,
 			__u32 band);
+
+/* ---- shared by the analysis files (attr_analysis.c, attr_chronic.c) ---- */
+
+/* Where a part's recorded time in latency bands from band_lo up went (l->places). */
+void attr_stage_places(const struct attr_agg *a, int role, const struct snapshot *s,
+		       enum attr_part part, __u32 band_lo, struct attr_stage_line *l);
+void attr_fmt_dur(char *dst, size_t n, double ns);
+/* "dev NAME qdisc MAJ:MIN (netns N)", "flow :LPORT <-> RADDR:RPORT", ... (the part's set) */
+void attr_fmt_place(char *dst, size_t n, const struct attr_place_key *k, const struct snapshot *s);
+/* vsnprintf appended at the end of dst (truncated: display text) */
+void attr_appendf(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+enum attr_verdict_class attr_class_verdict(enum attr_class c);
+/* The chronic question for one side's report whose median and p99 groups are filled, and
+ * the verdict that combines it with the episodic one (docs/attribution.md §3). */
+void attr_chronic_analyze(const struct attr_agg *a, int side, const struct snapshot *s,
+			  const struct attr_params *P, struct attr_report *r);
 
 #endif
