@@ -66,7 +66,7 @@ static void chronic_find(const struct attr_report *r, const struct attr_params *
 			 struct attr_chronic *c)
 {
 	double standing[ATTR_CLASSES] = { 0 }, best_part = -1, floor_ns;
-	char w[24], tm[24], share[24];
+	char w[24], tm[24];
 
 	for (int p = 0; p < ATTR_PARTS; p++)
 		if (part_kind[p] == PK_WAIT)
@@ -89,17 +89,19 @@ static void chronic_find(const struct attr_report *r, const struct attr_params *
 		c->has_part = v > 0;
 		c->part_median_ns = r->median.part_mean_ns[p];
 	}
+	/* a share of the median request: what every request is made of (a tail of rare
+	 * long spikes must not hide a queue that every request waits in) */
 	floor_ns = (double)P->chronic_min_wait_ns;
-	if (P->chronic_min_share * r->tail.mean_ns > floor_ns)
-		floor_ns = P->chronic_min_share * r->tail.mean_ns;
+	if (P->chronic_min_share * r->median.mean_ns > floor_ns)
+		floor_ns = P->chronic_min_share * r->median.mean_ns;
 	attr_fmt_dur(w, sizeof(w), c->wait_ns);
-	attr_fmt_dur(tm, sizeof(tm), r->tail.mean_ns);
-	attr_fmt_dur(share, sizeof(share), floor_ns);
+	attr_fmt_dur(tm, sizeof(tm), r->median.mean_ns);
 	c->found = r->requests >= P->min_requests && c->wait_ns > 0 && c->wait_ns >= floor_ns;
 	snprintf(c->rule, sizeof(c->rule),
-		 "%s waiting shared by the p99 (mean %s) and median requests: %s (%.0f%% of the "
-		 "p99's time); %s (needs >= %.1f ms and >= %.0f%%)",
-		 attr_class_name(c->class), tm, w, 100 * (c->wait_ns / (r->tail.mean_ns + 1e-9)),
+		 "%s waiting shared by the p99 and median requests: %s (%.0f%% of the median's %s, "
+		 "%.0f%% of the p99's time): %s (needs >= %.1f ms and >= %.0f%% of the median)",
+		 attr_class_name(c->class), w, 100 * (c->wait_ns / (r->median.mean_ns + 1e-9)), tm,
+		 100 * (c->wait_ns / (r->tail.mean_ns + 1e-9)),
 		 c->found ? "a chronic fault" : "no chronic fault",
 		 (double)P->chronic_min_wait_ns / 1e6, 100 * P->chronic_min_share);
 	if (r->requests < P->min_requests)

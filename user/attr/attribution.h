@@ -132,7 +132,7 @@ struct attr_params {
 	__u64 p999_min_requests; /* p99.9 section only with this many requests */
 	/* the chronic question (attr_chronic.c): waiting every request shares with the p99 one */
 	__u64 chronic_min_wait_ns; /* standing waiting of a class below this: no chronic fault */
-	double chronic_min_share;  /* ... or below this share of the p99 group's mean */
+	double chronic_min_share;  /* ... or below this share of the median group's mean */
 	int role;                  /* enum tt_role to analyse; ROLE_AUTO chooses (see the docs) */
 };
 
