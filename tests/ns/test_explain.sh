@@ -22,7 +22,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 TAILTRACE=$TAILTRACE LOADGEN=$LOADGEN TESTBED=$TESTBED \
 	"$TT_ROOT/tools/judge-explain.sh" --runs 1 --tap --json "$out/judge.json" --cases \
-	'baseline:unary:4,slowcompute:unary:4,slowcompute:stream:4,cpuhog:unary:4,congestion:unary:4,congestion:unary:6,loss:unary:4,slowread:unary:4' |
+	'baseline:unary:4,slowcompute:unary:4,slowcompute:stream:4,cpuhog:unary:4,congestion:unary:4,congestion:unary:6,loss:unary:4,slowread:unary:4,standingsrv:unary:4,standingcli:unary:4,steadyhog:unary:4,slowreadall:unary:4,lossy:unary:4' |
 	awk '/^(not )?ok - / { n++; sub(/ok - /, "ok " n " - ") } { print; fflush() }
 	     END { if (!n) print "not ok 1 - the judge printed no results" }'
 rc=${PIPESTATUS[0]}
