@@ -138,7 +138,8 @@ scenario_plan() {
 		echo "congest --link srv --rate 20mbit --buffer 64kb --bulk loadgen --bulk-conns 4 --duration 150|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 300 || echo 1000)|2|congestion/tx.qdisc/dev $TB_SRV_DEV qdisc";;
 	standingcli)
 		# the same on the client's egress: a bulk upload from tt-cli; the requests wait
-		echo "congest --link cli --rate 20mbit --buffer 64kb --bulk loadgen --bulk-conns 4 --duration 150|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 300 || echo 1000)|2|congestion/tx.qdisc/dev $TB_CLI_DEV qdisc";;
+		# (in the qdisc, and in the send queue behind the ACKs the queue delays)
+		echo "congest --link cli --rate 20mbit --buffer 64kb --bulk loadgen --bulk-conns 4 --duration 150|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 300 || echo 1000)|2|congestion/.*/dev $TB_CLI_DEV qdisc";;
 	steadyhog)
 		# two hogs on the serving core for the whole run (the server is pinned there)
 		echo "cpu --hogs 2 --cpus $SRV_CPU --duration 150|$(srv_traffic "$m") --compute-kind busy||$([ "$m" = stream ] && echo 300 || echo 1000)|2|compute/sched.runq";;
@@ -152,6 +153,8 @@ scenario_plan() {
 }
 
 # the constant faults whose verdict must come from the chronic question too
+# (steadyhog is not required to be chronic: measured, the waking server preempts the hogs
+# on most requests and the median waits ~0.4 ms, below the chronic threshold)
 chronic_scenario() { case $1 in standing*|steadyhog|slowreadall) return 0;; esac; return 1; }
 
 # Intermittent faults, run in the background while the client runs. The bursts are
@@ -332,7 +335,7 @@ try:
     if s in ("slowread", "slowreadall"):
         res["stage_ok"] = res["stage_ok"] and t["role"] == "client"
     # a constant fault: the chronic question must have found it (never `none`)
-    if s in ("standingsrv", "standingcli", "steadyhog", "slowreadall"):
+    if s in ("standingsrv", "standingcli", "slowreadall"):
         res["kind_ok"] = res["kind"] in ("chronic", "both")
         res["class_ok"] = res["class_ok"] and res["kind_ok"]
     def within(a, b, tol):

@@ -218,6 +218,39 @@ static void test_floor_merge(void **state)
 	attr_agg__free(b);
 }
 
+/* Both ends on one host, a standing queue on the client's egress: every request waits
+ * ~20 ms before it leaves the client; the server sees none of it (its clock starts at the
+ * arrival) but has a tail of its own. The client's view is the one that explains. */
+static void test_client_egress_queue(void **state)
+{
+	struct attr_agg *a = attr_agg__new();
+	struct gen g = { 11 };
+	struct attr_report r;
+
+	(void)state;
+	for (int i = 0; i < 5000; i++) {
+		struct req_event sev, cev;
+		struct srv_req x = { 0 };
+		__u64 q = uni(&g, 18 * MS, 22 * MS);
+
+		if (urand(&g) < 0.02)
+			x.offcpu = jit(&g, 15 * MS, 0.1);
+		server_event(&g, &sev, i, 1000 * MS, &x);
+		client_event(&g, &cev, i, 1000 * MS, 0);
+		cev.stage_ns[STAGE_TX_QDISC] += q;
+		cev.first_resp_ns += q;
+		cev.end_ns += q;
+		attr_agg__add(a, &sev);
+		attr_agg__add(a, &cev);
+	}
+	analyze(a, &r);
+	assert_int_equal(r.role, ROLE_CLIENT);
+	assert_int_equal(r.tail.verdict.class, VERDICT_CONGESTION);
+	assert_string_equal(vstage(&r), "tx.qdisc");
+	assert_non_null(strstr(r.role_rule, "own send path"));
+	attr_agg__free(a);
+}
+
 static void test_json(void **state)
 {
 	static const char *const keys[] = {
@@ -262,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_both),
 		cmocka_unit_test(test_client_floor),
 		cmocka_unit_test(test_floor_merge),
+		cmocka_unit_test(test_client_egress_queue),
 		cmocka_unit_test(test_json),
 	};
 

@@ -575,6 +575,14 @@ static void analyze_chosen_side(const struct attr_agg *a, const struct snapshot 
 	}
 }
 
+/* The client's requests wait before they leave it (its qdisc, its send queue): the
+ * server's clock starts at their arrival, so only the client's view shows that wait. */
+static bool client_send_path(const struct attr_verdict *v)
+{
+	return v->class == VERDICT_CONGESTION && v->has_part &&
+	       (v->part == PART_TX_QDISC || v->part == PART_TX_SENDQ);
+}
+
 /* Both ends traced on this host. The server sees what the client calls remote, so its
  * view explains more -- unless the client is slow itself: a client that does not read
  * fills the server's send queue, and then the server's view blames the network for the
@@ -594,12 +602,12 @@ static void analyze_both_ends(const struct attr_agg *a, const struct snapshot *s
 	}
 	side_analyze(a, SIDE_SERVER, s, P, srv);
 	side_analyze(a, SIDE_CLIENT, s, P, cli);
-	if (cli->tail.verdict.class == VERDICT_COMPUTE) {
+	if (cli->tail.verdict.class == VERDICT_COMPUTE || client_send_path(&cli->tail.verdict)) {
 		*r = *cli;
 		r->other = srv->tail.verdict;
 		snprintf(r->role_rule, sizeof(r->role_rule),
-			 "both ends traced: the client is slow itself (compute), which "
-			 "the server's view cannot show");
+			 "both ends traced: the client is slow itself (compute) or its requests "
+			 "wait on its own send path, which the server's view cannot show");
 	} else if (named(srv->tail.verdict.class) || cli->tail.verdict.class == VERDICT_NONE) {
 		*r = *srv;
 		r->other = cli->tail.verdict;
