@@ -53,7 +53,7 @@ scenario() {
 import json, sys
 t = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
 v = t["verdict"]
-print(f"tailtrace verdict : {v['class']}" + (f" -- {v.get('stage')} at {v.get('where')}" if v["class"] not in ("none",) and v.get("stage") else ""))
+print(f"tailtrace verdict : {v['class']} ({v.get('kind')})" + (f" -- {v.get('stage')} at {v.get('where')}" if v["class"] not in ("none",) and v.get("stage") else ""))
 print(f"                    {v['summary']}")
 tl, cl = t["latency_us"], c["latency_us"]
 # the loadgen closes each connection with one more exchange (the server's timings)
@@ -61,6 +61,10 @@ print(f"requests          : tailtrace {t['requests']}  load generator {c['reques
       f" + {c['conns']} closing exchanges")
 print(f"latency p50 / p99 : tailtrace {tl['p50']/1e3:.2f} / {tl['p99']/1e3:.2f} ms (server side)"
       f"   load generator {cl['p50']/1e3:.2f} / {cl['p99']/1e3:.2f} ms (client side)")
+sp = t["tail"].get("split")
+if sp:  # the p99 request: what it costs when nothing waits, its own work, its waiting
+    print(f"p99 request       : floor {sp['floor_us']/1e3:.2f} ms + work {sp['work_us']/1e3:.2f} ms + waiting "
+          + "  ".join(f"{k} {w/1e3:.2f} ms" for k, w in sp["waiting_us"].items() if w >= 50))
 sh = t["tail"]["excess_shares"]
 print("p99 excess shares : " + "  ".join(f"{k} {sh[k]*100:.0f}%" for k in ("compute", "transport", "congestion")))
 for s in t["tail"]["stages"][:3]:
@@ -73,7 +77,9 @@ scenario "baseline: 0.5 ms of model time per request (a GPU wait), nothing wrong
 scenario "slow compute: 1 % of requests take +50 ms in the model" \
 	--compute const:500 --compute-kind block --slow-share 1 --slow-extra-us 50000
 "$TB" congest --link srv --rate 20mbit --buffer 64kb >/dev/null
-scenario "congestion: 20 Mbit/s bottleneck on the server's uplink, shared with a bulk neighbour" \
+# the bulk neighbour never stops: a standing queue that slows every request alike, which the
+# chronic question names (the tail is not much worse than the median)
+scenario "standing queue: 20 Mbit/s bottleneck on the server's uplink, shared with a bulk neighbour that never stops" \
 	--compute const:500 --compute-kind block
 tc -n "$TB_NS_SRV" -s qdisc show dev "$TB_SRV_DEV" | sed -n '1,3p' | sed 's/^/  tc: /'
 "$TB" clear >/dev/null

@@ -9,7 +9,8 @@
 #   tools/judge-explain.sh [--runs 10] [--cases LIST] [--json FILE] [--tap] [--keep DIR]
 #
 # LIST is comma-separated SCENARIO:MODE:FAMILY (globs allowed, e.g. '*:unary:4');
-# scenarios: baseline slowcompute cpuhog congestion loss slowread; modes: unary stream;
+# scenarios: baseline slowcompute cpuhog congestion loss slowread, and the constant faults
+# (issue 22) standingsrv standingcli steadyhog slowreadall lossy; modes: unary stream;
 # families: 4 6. Default: every combination. Prints a table of hit rates and writes
 # build/judge-explain.json (--json). With --tap every run also prints TAP lines (what
 # tests/ns/test_explain.sh uses). See docs/attribution-results.md.
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
 	*) echo "judge-explain: unknown option $1" >&2; exit 2;;
 	esac
 done
-SCENARIOS="baseline slowcompute cpuhog congestion loss slowread"
+SCENARIOS="baseline slowcompute cpuhog congestion loss slowread standingsrv standingcli steadyhog slowreadall lossy"
 [[ "${JUDGE_MAX_RERUNS:-3}" =~ ^[0-9]+$ ]] ||
 	{ echo "judge-explain: JUDGE_MAX_RERUNS must be a count, not '$JUDGE_MAX_RERUNS'" >&2; exit 2; }
 [ -n "$cases" ] || cases='*:*:*'
@@ -129,8 +130,32 @@ scenario_plan() {
 		echo "loss --link rtr --percent 1 --ports $PORT|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 1500 || echo 3000)|4|transport/tcp.retrans";;
 	slowread)
 		echo "|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 1500 || echo 3000)|4|compute/rx.sockq";;
+	# constant faults (issue 22): every request is slowed, the tail is not worse than the
+	# median, and the verdict must still name the fault (kind chronic or both)
+	standingsrv)
+		# a bulk neighbour in tt-srv that never stops keeps the 20 Mbit/s tbf's 64 KiB
+		# buffer on the server's egress standing
+		echo "congest --link srv --rate 20mbit --buffer 64kb --bulk loadgen --bulk-conns 4 --duration 150|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 300 || echo 1000)|2|congestion/tx.qdisc/dev $TB_SRV_DEV qdisc";;
+	standingcli)
+		# the same on the client's egress: a bulk upload from tt-cli; the requests wait
+		# (in the qdisc, and in the send queue behind the ACKs the queue delays)
+		echo "congest --link cli --rate 20mbit --buffer 64kb --bulk loadgen --bulk-conns 4 --duration 150|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 300 || echo 1000)|2|congestion/.*/dev $TB_CLI_DEV qdisc";;
+	steadyhog)
+		# two hogs on the serving core for the whole run (the server is pinned there)
+		echo "cpu --hogs 2 --cpus $SRV_CPU --duration 150|$(srv_traffic "$m") --compute-kind busy||$([ "$m" = stream ] && echo 300 || echo 1000)|2|compute/sched.runq";;
+	slowreadall)
+		# every client reads 4 KiB every 2 ms through a 16 KiB receive buffer
+		echo "|$(srv_traffic "$m") --compute-kind block|--read-delay-us 2000 --rcvbuf 16384 --read-chunk 4096|$([ "$m" = stream ] && echo 300 || echo 1000)|2|compute/rx.sockq";;
+	lossy)
+		# 5 % loss toward the client on every connection, for the whole run
+		echo "loss --link rtr --percent 5 --ports $PORT|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 600 || echo 1500)|4|transport/tcp.retrans";;
 	esac
 }
+
+# the constant faults whose verdict must come from the chronic question too
+# (steadyhog is not required to be chronic: measured, the waking server preempts the hogs
+# on most requests and the median waits ~0.4 ms, below the chronic threshold)
+chronic_scenario() { case $1 in standing*|steadyhog|slowreadall) return 0;; esac; return 1; }
 
 # Intermittent faults, run in the background while the client runs. The bursts are
 # bounded (each loadgen has its own --duration) and stop with the loop.
@@ -177,7 +202,7 @@ run_case() {
 		bulksrv=$!
 		PIDS+=("$bulksrv")
 	fi
-	[ "$s" = cpuhog ] && pin="taskset -c $SRV_CPU"
+	[ "$s" = cpuhog ] || [ "$s" = steadyhog ] && pin="taskset -c $SRV_CPU"
 	# shellcheck disable=SC2086
 	ip netns exec "$TB_NS_SRV" $pin "$LG" server --listen :: --port $PORT --name tt-model \
 		--duration 120 --samples "$d/server.txt" $sopts >"$d/server.log" 2>&1 &
@@ -215,7 +240,10 @@ run_case() {
 	fi
 	# cpuhog: the hogs are on the server's CPU only, so the client stays off it
 	local cpin=""
-	[ "$s" = cpuhog ] && [ "$SRV_CPU" -gt 0 ] && cpin="taskset -c 0-$((SRV_CPU - 1))"
+	{ [ "$s" = cpuhog ] || [ "$s" = steadyhog ]; } && [ "$SRV_CPU" -gt 0 ] &&
+		cpin="taskset -c 0-$((SRV_CPU - 1))"
+	# a constant fault is standing before the traffic starts (the queue full, the hogs on)
+	chronic_scenario "$s" && sleep 2
 	# the hypervisor's steal over the traffic (USER_HZ ticks, all CPUs): evidence of why a
 	# fault-free run was not quiet
 	local steal0; steal0=$(steal_ticks)
@@ -235,9 +263,12 @@ run_case() {
 	wait "$tc" || trc=$?
 	kill "$sp" 2>/dev/null
 	wait "$sp" 2>/dev/null
-	[ "$s" = congestion ] && tc -n "$TB_NS_SRV" -s qdisc show dev "$TB_SRV_DEV" >"$d/tc.txt" 2>&1
-	[ "$s" = loss ] && ip netns exec "$TB_NS_SRV" nft list table inet tailtrace_testbed \
-		>"$d/nft.txt" 2>&1
+	case $s in
+	congestion|standingsrv) tc -n "$TB_NS_SRV" -s qdisc show dev "$TB_SRV_DEV" >"$d/tc.txt" 2>&1;;
+	standingcli) tc -n "$TB_NS_CLI" -s qdisc show dev "$TB_CLI_DEV" >"$d/tc.txt" 2>&1;;
+	esac
+	[ "$s" = loss ] || [ "$s" = lossy ] && ip netns exec "$TB_NS_RTR" nft list table inet \
+		tailtrace_testbed >"$d/nft.txt" 2>&1
 	"$TB" clear >/dev/null 2>&1
 	python3 - "$d" "$s" "$m" "$fam" "$run" "$expect" "$conns" "$trc" >>"$results" <<'PY'
 import json, math, os, re, sys
@@ -272,7 +303,8 @@ try:
     cv = json.load(open(os.path.join(d, "client-view.json")))
     v = t["verdict"]
     res.update(role=t["role"], verdict=v["class"], stage=v["stage"], where=v["where"],
-               rule=v["rule"], other=(t["roles"].get("other") or {}).get("class"))
+               rule=v["rule"], other=(t["roles"].get("other") or {}).get("class"),
+               kind=v.get("kind"), summary=v.get("summary"))
     # what is comparable: tailtrace's client view runs from the application's send to the
     # last response byte read, which is the loadgen client's latency (closed loop: from the
     # send). The server view starts at the request's arrival and ends when the last
@@ -300,8 +332,12 @@ try:
     res["class_ok"] = v["class"] == exp[0]
     res["stage_ok"] = len(exp) < 2 or exp[1] == ".*" or v["stage"] == exp[1]
     res["where_ok"] = len(exp) < 3 or bool(re.search(exp[2], v["where"] or ""))
-    if s == "slowread":
+    if s in ("slowread", "slowreadall"):
         res["stage_ok"] = res["stage_ok"] and t["role"] == "client"
+    # a constant fault: the chronic question must have found it (never `none`)
+    if s in ("standingsrv", "standingcli", "slowreadall"):
+        res["kind_ok"] = res["kind"] in ("chronic", "both")
+        res["class_ok"] = res["class_ok"] and res["kind_ok"]
     def within(a, b, tol):
         return a is not None and b is not None and b > 0 and abs(a - b) <= tol * b
     res["count_ok"] = within(t["requests"], lg_n, 0.01) and within(cv["requests"], lg_n, 0.01)
@@ -389,7 +425,8 @@ if r.get("not_quiet"):
          f"see that tail: tail mean {r['tt_tail_us'] or 0:.0f} us (within 20%), median "
          f"{r['tt_median_us'] or 0:.0f} us (within 10%); verdict {r['verdict']}/{r['stage']}")
 else:
-    line(r["class_ok"], f"verdict {r['verdict']} (expected {r['expect'].split('/')[0]}; {r['rule']})")
+    kind = f", kind {r['kind']} (expected chronic or both)" if "kind_ok" in r else ""
+    line(r["class_ok"], f"verdict {r['verdict']}{kind} (expected {r['expect'].split('/')[0]}; {r['rule']})")
 if "/" in r["expect"]:
     line(r["stage_ok"] and r["where_ok"],
          f"stage {r['stage']} at {r['where']} on the {r['role']} side (expected {r['expect']})")

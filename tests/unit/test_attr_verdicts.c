@@ -87,8 +87,9 @@ static void test_slowread_client(void **state)
 	       "pid 200 (client) flows to 198.18.2.2:7000");
 }
 
-/* Every request read late by the client: the tail is not worse than the median, but
- * where the time goes is still the unread socket. */
+/* Every request read late by the client: the tail is not worse than the median (the
+ * episodic question finds nothing), but every request waits on the unread socket: the
+ * chronic question names it (issue 22; before, this was `none`). */
 static void test_slowread_everywhere(void **state)
 {
 	struct gen g = { 42 };
@@ -102,7 +103,12 @@ static void test_slowread_everywhere(void **state)
 		attr_agg__add(a, &ev);
 	}
 	analyze(a, &r);
-	assert_int_equal(r.tail.verdict.class, VERDICT_NONE);
+	assert_int_equal(r.tail.verdict.episodic, VERDICT_NONE);
+	assert_int_equal(r.tail.verdict.kind, VERDICT_KIND_CHRONIC);
+	assert_int_equal(r.tail.verdict.class, VERDICT_COMPUTE);
+	assert_string_equal(verdict_stage(&r), "rx.sockq");
+	assert_non_null(strstr(r.tail.verdict.summary, "slow reader: every response waits ~"));
+	assert_non_null(strstr(r.tail.verdict.where, "pid 200 (client)"));
 	assert_string_equal(top_stage(&r.tail), "rx.sockq");
 	assert_string_equal(attr_class_name(attr_part_info(r.tail.stages[0].part)->class),
 			    "compute");
@@ -359,7 +365,17 @@ static void test_render(void **state)
 		"\"share\":",
 		"\"where\":\"dev tt-srv-eth0 qdisc 1:0",
 		"\"median\":{",
-		"\"verdict\":{\"class\":\"congestion\",\"stage\":\"tx.qdisc\"",
+		"\"verdict\":{\"class\":\"congestion\",\"kind\":\"both\",\"episodic\":"
+		"\"congestion\",\"stage\":\"tx.qdisc\"",
+		"\"split\":{\"floor_us\":",
+		"\"work_us\":",
+		"\"waiting_us\":{\"compute\":",
+		"\"unseen_us\":",
+		"\"floor\":{\"rtt_us\":",
+		"\"source\":",
+		"\"chronic\":{\"found\":true,\"class\":\"congestion\",\"stage\":\"tx.qdisc\"",
+		"\"chronic_min_wait_us\":1000",
+		"\"chronic_min_share\":0.25",
 		"\"summary\":",
 		"\"rule\":",
 		"\"evidence\":{",
@@ -398,7 +414,9 @@ static void test_render(void **state)
 	attr_report__print_text(&r, f);
 	fclose(f);
 	/* the verdict comes first, and names the place */
-	assert_int_equal(strncmp(buf, "verdict: congestion (tx.qdisc)", 30), 0);
+	assert_int_equal(strncmp(buf, "verdict: congestion (tx.qdisc), both", 36), 0);
+	assert_non_null(strstr(buf, "besides, standing queue: every request waits ~"));
+	assert_non_null(strstr(buf, "base RTT: lowest RTT"));
 	assert_non_null(strstr(buf, "dev tt-srv-eth0 qdisc 1:0"));
 	assert_non_null(strstr(buf, "p99 tail:"));
 	free(buf);

@@ -66,7 +66,7 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 	b = &sd->b[slot];
 	for (size_t off = 0; off < sizeof(*b); off += 64)
 		__builtin_prefetch((const char *)b + off, 1);
-	attr_split_request(ev, &s);
+	attr_split_request_base(ev, attr_floor_note(a, ev), &s);
 	hist_record(&sd->lat, s.latency_ns);
 	if (s.ttft_ns)
 		hist_record(&sd->ttft, s.ttft_ns);
@@ -95,6 +95,7 @@ void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
 			       src->places[i].count);
 	dst->places_unstored += src->places_unstored;
 	dst->places_unstored_ns += src->places_unstored_ns;
+	attr_floor_merge(dst, src);
 }
 
 bool attr_agg__equal(const struct attr_agg *a, const struct attr_agg *b)

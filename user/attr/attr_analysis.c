@@ -27,6 +27,8 @@ void attr_params__default(struct attr_params *p)
 	p->plurality = 0.35;
 	p->plurality_lead = 1.5;
 	p->p999_min_requests = 10000;
+	p->chronic_min_wait_ns = 1000000; /* 1 ms */
+	p->chronic_min_share = 0.25;
 	p->role = ROLE_AUTO;
 }
 
@@ -107,7 +109,7 @@ static void group_fill(struct attr_group *g, const struct group_sum *s)
 }
 
 /* vsnprintf appended at the end of dst: truncation is fine for display text. */
-static void appendf(char *dst, size_t n, const char *fmt, ...)
+void attr_appendf(char *dst, size_t n, const char *fmt, ...)
 {
 	size_t l = strnlen(dst, n);
 	va_list ap;
@@ -131,7 +133,7 @@ static void fmt_addr(char *dst, size_t n, __u8 family, const __u8 *addr)
 		snprintf(dst, n, "?");
 }
 
-static void fmt_place(char *dst, size_t n, const struct attr_place_key *k, const struct snapshot *s)
+void attr_fmt_place(char *dst, size_t n, const struct attr_place_key *k, const struct snapshot *s)
 {
 	unsigned set = k->level ? attr_parts[k->part].place_coarse : attr_parts[k->part].place_fine;
 	char dev[96] = "", flow[80] = "", thr[80] = "";
@@ -161,14 +163,14 @@ static void fmt_place(char *dst, size_t n, const struct attr_place_key *k, const
 			snprintf(flow, sizeof(flow), "flows :%u <-> %s", k->lport, ra);
 	}
 	if (set & PLACE_TID)
-		appendf(thr, sizeof(thr), "tid %u (%.16s)", k->tid, k->comm);
+		attr_appendf(thr, sizeof(thr), "tid %u (%.16s)", k->tid, k->comm);
 	else if (set & PLACE_PROC)
-		appendf(thr, sizeof(thr), "pid %u (%.16s)", k->tgid, k->comm);
+		attr_appendf(thr, sizeof(thr), "pid %u (%.16s)", k->tgid, k->comm);
 	if (set & PLACE_CPU)
-		appendf(thr, sizeof(thr), " on cpu %u", k->cpu);
+		attr_appendf(thr, sizeof(thr), " on cpu %u", k->cpu);
 	dst[0] = 0;
-	appendf(dst, n, "%s%s%s%s%s", thr, thr[0] && (flow[0] || dev[0]) ? " " : "", flow,
-		flow[0] && dev[0] ? " via " : "", dev);
+	attr_appendf(dst, n, "%s%s%s%s%s", thr, thr[0] && (flow[0] || dev[0]) ? " " : "", flow,
+		     flow[0] && dev[0] ? " via " : "", dev);
 	if (!dst[0])
 		snprintf(dst, n, "unknown");
 }
@@ -213,8 +215,8 @@ static size_t places_merge(struct attr_place *sel, size_t n)
 /* Where a part's tail time went: the places of the tail's bands, at the fine level, or at
  * the coarse one when no fine place holds half of it (loss spread over many flows is a
  * device's problem, not one flow's). */
-static void stage_places(const struct attr_agg *a, int role, const struct snapshot *s,
-			 enum attr_part part, __u32 band_lo, struct attr_stage_line *l)
+void attr_stage_places(const struct attr_agg *a, int role, const struct snapshot *s,
+		       enum attr_part part, __u32 band_lo, struct attr_stage_line *l)
 {
 	struct attr_place *sel;
 	size_t n = 0, m;
@@ -244,13 +246,13 @@ static void stage_places(const struct attr_agg *a, int role, const struct snapsh
 	for (size_t i = 0; i < m && l->nplaces < ATTR_TOP_PLACES; i++) {
 		struct attr_place_line *pl = &l->places[l->nplaces++];
 
-		fmt_place(pl->where, sizeof(pl->where), &sel[i].key, s);
+		attr_fmt_place(pl->where, sizeof(pl->where), &sel[i].key, s);
 		pl->share = div0((double)sel[i].ns, (double)total);
 	}
 	free(sel);
 }
 
-static void fmt_ms(char *dst, size_t n, double ns)
+void attr_fmt_dur(char *dst, size_t n, double ns)
 {
 	if (ns >= 1e9)
 		snprintf(dst, n, "%.2f s", ns / 1e9);
@@ -276,7 +278,7 @@ static int rank_cmp(const void *x, const void *y)
 	return (int)a->p - (int)b->p;
 }
 
-static enum attr_verdict_class class_verdict(enum attr_class c)
+enum attr_verdict_class attr_class_verdict(enum attr_class c)
 {
 	switch (c) {
 	case ATTR_COMPUTE:
@@ -381,7 +383,7 @@ static void verdict_decide(const struct attr_side *sd, const struct attr_params 
 	s2 = g->excess_shares[order[1]];
 	if (s1 >= P->majority ||
 	    (s1 >= P->plurality && s1 >= P->plurality_lead * (s2 > 0 ? s2 : 0))) {
-		v->class = class_verdict(order[0]);
+		v->class = attr_class_verdict(order[0]);
 		snprintf(v->rule, sizeof(v->rule),
 			 "tail mean %s vs median %s (+%s, x%.2f); %s holds %.0f%% of the "
 			 "excess (%s %.0f%%): %s",
@@ -424,7 +426,7 @@ static void tail_stages(const struct attr_agg *a, int role, const struct snapsho
 		l->median_mean_ns = med->part_mean_ns[p];
 		l->share = div0(l->mean_ns, g->mean_ns);
 		l->excess_share = div0(l->mean_ns - l->median_mean_ns, g->excess_ns);
-		stage_places(a, role, s, p, band_lo, l);
+		attr_stage_places(a, role, s, p, band_lo, l);
 		g->nstages++;
 	}
 }
@@ -437,7 +439,8 @@ static void verdict_stage(struct attr_group *g)
 	if (v->class == VERDICT_NONE || v->class == VERDICT_MIXED)
 		return;
 	for (int i = 0; i < g->nstages; i++) {
-		enum attr_verdict_class pc = class_verdict(attr_parts[g->stages[i].part].class);
+		enum attr_verdict_class pc =
+			attr_class_verdict(attr_parts[g->stages[i].part].class);
 
 		if (pc != v->class)
 			continue;
@@ -476,17 +479,17 @@ static void verdict_summary(const struct attr_side *sd, const struct attr_params
 	} else {
 		enum attr_class c = order[0];
 
-		appendf(v->summary, sizeof(v->summary),
-			"%s: %.0f%% of the p%g tail's excess (+%s over the median %s)",
-			attr_class_name(c), 100 * g->excess_shares[c], q * 100, t->excess,
-			t->median);
+		attr_appendf(v->summary, sizeof(v->summary),
+			     "%s: %.0f%% of the p%g tail's excess (+%s over the median %s)",
+			     attr_class_name(c), 100 * g->excess_shares[c], q * 100, t->excess,
+			     t->median);
 		if (v->has_part)
-			appendf(v->summary, sizeof(v->summary), ", mostly %s",
-				attr_parts[v->part].stage);
+			attr_appendf(v->summary, sizeof(v->summary), ", mostly %s",
+				     attr_parts[v->part].stage);
 		if (v->where[0])
-			appendf(v->summary, sizeof(v->summary), " at %s", v->where);
-		appendf(v->summary, sizeof(v->summary), "; %s",
-			action_hint(v->class, v->part, client));
+			attr_appendf(v->summary, sizeof(v->summary), " at %s", v->where);
+		attr_appendf(v->summary, sizeof(v->summary), "; %s",
+			     action_hint(v->class, v->part, client));
 	}
 }
 
@@ -501,13 +504,16 @@ static void tail_analyze(const struct attr_agg *a, int d, const struct snapshot 
 	__u32 lo;
 
 	lo = tail_group(sd, med, q, g);
-	fmt_ms(t.tail, sizeof(t.tail), g->mean_ns);
-	fmt_ms(t.median, sizeof(t.median), med->mean_ns);
-	fmt_ms(t.excess, sizeof(t.excess), g->excess_ns);
+	attr_fmt_dur(t.tail, sizeof(t.tail), g->mean_ns);
+	attr_fmt_dur(t.median, sizeof(t.median), med->mean_ns);
+	attr_fmt_dur(t.excess, sizeof(t.excess), g->excess_ns);
 	verdict_decide(sd, P, &t, order, g);
 	tail_stages(a, client ? ROLE_CLIENT : ROLE_SERVER, s, med, lo >> ATTR_BAND_SHIFT, g);
 	verdict_stage(g);
 	verdict_summary(sd, P, &t, order, client, g);
+	g->verdict.episodic = g->verdict.class;
+	g->verdict.kind =
+		g->verdict.class == VERDICT_NONE ? VERDICT_KIND_NONE : VERDICT_KIND_EPISODIC;
 }
 
 static void side_analyze(const struct attr_agg *a, int d, const struct snapshot *s,
@@ -533,6 +539,7 @@ static void side_analyze(const struct attr_agg *a, int d, const struct snapshot 
 	r->has_p999 = sd->lat.count >= P->p999_min_requests;
 	if (r->has_p999)
 		tail_analyze(a, d, s, P, &r->median, 0.999, &r->p999);
+	attr_chronic_analyze(a, d, s, P, r);
 }
 
 static bool named(enum attr_verdict_class v)
@@ -568,6 +575,14 @@ static void analyze_chosen_side(const struct attr_agg *a, const struct snapshot 
 	}
 }
 
+/* The client's requests wait before they leave it (its qdisc, its send queue): the
+ * server's clock starts at their arrival, so only the client's view shows that wait. */
+static bool client_send_path(const struct attr_verdict *v)
+{
+	return v->class == VERDICT_CONGESTION && v->has_part &&
+	       (v->part == PART_TX_QDISC || v->part == PART_TX_SENDQ);
+}
+
 /* Both ends traced on this host. The server sees what the client calls remote, so its
  * view explains more -- unless the client is slow itself: a client that does not read
  * fills the server's send queue, and then the server's view blames the network for the
@@ -587,12 +602,12 @@ static void analyze_both_ends(const struct attr_agg *a, const struct snapshot *s
 	}
 	side_analyze(a, SIDE_SERVER, s, P, srv);
 	side_analyze(a, SIDE_CLIENT, s, P, cli);
-	if (cli->tail.verdict.class == VERDICT_COMPUTE) {
+	if (cli->tail.verdict.class == VERDICT_COMPUTE || client_send_path(&cli->tail.verdict)) {
 		*r = *cli;
 		r->other = srv->tail.verdict;
 		snprintf(r->role_rule, sizeof(r->role_rule),
-			 "both ends traced: the client is slow itself (compute), which "
-			 "the server's view cannot show");
+			 "both ends traced: the client is slow itself (compute) or its requests "
+			 "wait on its own send path, which the server's view cannot show");
 	} else if (named(srv->tail.verdict.class) || cli->tail.verdict.class == VERDICT_NONE) {
 		*r = *srv;
 		r->other = cli->tail.verdict;

@@ -10,6 +10,8 @@
 #include "attr/attribution.h"
 #include "core/histogram.h"
 
+struct snapshot;
+
 /* Indexed by enum attr_part (attr_split.c). */
 extern const struct attr_part_info attr_parts[ATTR_PARTS];
 
@@ -79,6 +81,29 @@ struct attr_side {
 	struct attr_bucket b[HIST_SLOTS];
 };
 
+/* The path's base round trip (docs/attribution.md §1, "Base vs inflation RTT"): the
+ * lowest RTT seen towards one peer over one device, across every flow and the whole life
+ * of the aggregate, not one flow's own min_rtt (a flow opened while a queue stands never
+ * sees the clean path). attr_floor.c keeps them; merging takes the lower. */
+struct attr_path_key {
+	__u8 side; /* SIDE_SERVER or SIDE_CLIENT */
+	__u8 family;
+	__u8 reserved[2];
+	__u32 netns;
+	__u32 ifindex;
+	__u8 raddr[16];
+};
+
+struct attr_path {
+	struct attr_path_key key;
+	__u64 min_rtt_ns;     /* lowest min_rtt any flow on this path reported */
+	__u64 reqs;           /* requests that carried an RTT on this path */
+	__u64 own_min_sum_ns; /* sum of those requests' own min_rtt (to show the difference) */
+	__u16 lport, rport;   /* the flow that reported min_rtt_ns */
+};
+
+#define ATTR_PATHS_MAX 256
+
 struct place_slot;
 struct place_memo;
 
@@ -90,7 +115,21 @@ struct attr_agg {
 	size_t cap;               /* index slots, a power of two */
 	__u64 places_unstored, places_unstored_ns;
 	struct place_memo *memo; /* attr_place.c; made by the first add; NULL: none */
+	/* attr_floor.c: path floors, in memory only (not in the record encoding) */
+	struct attr_path paths[ATTR_PATHS_MAX];
+	size_t npaths;
+	size_t path_memo;     /* index of the last path used: requests repeat their path */
+	__u64 paths_unstored; /* requests whose path found no room: own min_rtt used */
 };
+
+/* ---- path floors (attr_floor.c) ---- */
+
+/* Notes ev's RTT on its path and returns the path's base RTT for ev's split: the lowest
+ * min_rtt seen on the path so far (never above ev's own), 0 when ev carries no RTT. */
+__u64 attr_floor_note(struct attr_agg *a, const struct req_event *ev);
+void attr_floor_merge(struct attr_agg *dst, const struct attr_agg *src);
+/* The path of a side with the most requests, or NULL. */
+const struct attr_path *attr_floor_top(const struct attr_agg *a, int side);
 
 /* ---- the place table (attr_place.c) ---- */
 
@@ -108,5 +147,21 @@ void attr_place_key_coarsen(struct attr_place_key *k);
  * places in latency band `band`. */
 void attr_places_record(struct attr_agg *a, const struct req_event *ev, const struct attr_split *s,
 			__u32 band);
+
+/* ---- shared by the analysis files (attr_analysis.c, attr_chronic.c) ---- */
+
+/* Where a part's recorded time in latency bands from band_lo up went (l->places). */
+void attr_stage_places(const struct attr_agg *a, int role, const struct snapshot *s,
+		       enum attr_part part, __u32 band_lo, struct attr_stage_line *l);
+void attr_fmt_dur(char *dst, size_t n, double ns);
+/* "dev NAME qdisc MAJ:MIN (netns N)", "flow :LPORT <-> RADDR:RPORT", ... (the part's set) */
+void attr_fmt_place(char *dst, size_t n, const struct attr_place_key *k, const struct snapshot *s);
+/* vsnprintf appended at the end of dst (truncated: display text) */
+void attr_appendf(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+enum attr_verdict_class attr_class_verdict(enum attr_class c);
+/* The chronic question for one side's report whose median and p99 groups are filled, and
+ * the verdict that combines it with the episodic one (docs/attribution.md §3). */
+void attr_chronic_analyze(const struct attr_agg *a, int side, const struct snapshot *s,
+			  const struct attr_params *P, struct attr_report *r);
 
 #endif

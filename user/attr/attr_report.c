@@ -118,6 +118,42 @@ static void pr_group(FILE *f, const char *label, const struct attr_group *g)
 	pr_evidence(f, "", &g->ev);
 }
 
+static void pr_budget(FILE *f, const char *name, const struct attr_group *g)
+{
+	const struct attr_budget *b = &g->budget;
+
+	fprintf(f, "  %-8s mean ", name);
+	pr_dur(f, g->mean_ns);
+	fputs(" = floor ", f);
+	pr_dur(f, b->floor_ns);
+	fputs(" + work ", f);
+	pr_dur(f, b->work_ns);
+	for (int c = 0; c < ATTR_CLASSES; c++) {
+		fprintf(f, " + %s waiting ", attr_class_name(c));
+		pr_dur(f, b->wait_ns[c]);
+	}
+	fputs(" + unseen ", f);
+	pr_dur(f, b->unseen_ns);
+	fputc('\n', f);
+}
+
+/* The chronic question: the p99 and median requests' floor, work and waiting. */
+static void pr_chronic(FILE *f, const struct attr_report *r)
+{
+	fputs("where the time goes (floor: what a request costs when nothing waits):\n", f);
+	pr_budget(f, "p99", &r->tail);
+	pr_budget(f, "median", &r->median);
+	fprintf(f, "  base RTT: %s", r->floor.source);
+	if (r->floor.known && r->floor.own_min_ns > 1.5 * r->floor.rtt_ns) {
+		fputs(" (the flows' own min_rtt average ", f);
+		pr_dur(f, r->floor.own_min_ns);
+		fputc(')', f);
+	}
+	fprintf(f, "\n  chronic: %s\n", r->chronic.rule);
+	if (r->chronic.evidence[0])
+		fprintf(f, "  evidence: %s\n", r->chronic.evidence);
+}
+
 void attr_report__print_text(const struct attr_report *r, FILE *f)
 {
 	const struct attr_verdict *v = &r->tail.verdict;
@@ -125,6 +161,8 @@ void attr_report__print_text(const struct attr_report *r, FILE *f)
 	fprintf(f, "verdict: %s", attr_verdict_name(v->class));
 	if (v->has_part)
 		fprintf(f, " (%s)", attr_part_info(v->part)->stage);
+	if (v->kind != VERDICT_KIND_NONE)
+		fprintf(f, ", %s", attr_verdict_kind_name(v->kind));
 	fprintf(f, "\n  %s\n  rule: %s\n", v->summary, v->rule);
 	if (r->has_p999) {
 		const struct attr_verdict *w = &r->p999.verdict;
@@ -148,6 +186,8 @@ void attr_report__print_text(const struct attr_report *r, FILE *f)
 		return;
 	}
 
+	pr_chronic(f, r);
+	fputc('\n', f);
 	pr_group(f, "p99 tail", &r->tail);
 	if (r->has_p999) {
 		fputc('\n', f);
@@ -227,6 +267,8 @@ static void js_verdict(struct json_writer *w, const char *key, const struct attr
 {
 	jw_object_begin(w, key);
 	jw_string(w, "class", attr_verdict_name(v->class));
+	jw_string(w, "kind", attr_verdict_kind_name(v->kind));
+	jw_string(w, "episodic", attr_verdict_name(v->episodic));
 	if (v->has_part) {
 		jw_string(w, "stage", attr_part_info(v->part)->stage);
 		jw_string(w, "stage_class", stage_class(v->part));
@@ -240,6 +282,55 @@ static void js_verdict(struct json_writer *w, const char *key, const struct attr
 		jw_null(w, "where");
 	jw_string(w, "summary", v->summary);
 	jw_string(w, "rule", v->rule);
+	jw_object_end(w);
+}
+
+/* The group's mean request as floor + work + waiting per class + unseen. */
+static void js_budget(struct json_writer *w, const struct attr_budget *b)
+{
+	jw_object_begin(w, "split");
+	jw_double(w, "floor_us", b->floor_ns / 1e3);
+	jw_double(w, "work_us", b->work_ns / 1e3);
+	jw_object_begin(w, "waiting_us");
+	for (int c = 0; c < ATTR_CLASSES; c++)
+		jw_double(w, attr_class_name(c), b->wait_ns[c] / 1e3);
+	jw_object_end(w);
+	jw_double(w, "unseen_us", b->unseen_ns / 1e3);
+	jw_object_end(w);
+}
+
+static void js_chronic(struct json_writer *w, const struct attr_report *r)
+{
+	const struct attr_chronic *c = &r->chronic;
+
+	jw_object_begin(w, "floor");
+	if (r->floor.known) {
+		jw_double(w, "rtt_us", r->floor.rtt_ns / 1e3);
+		jw_double(w, "flows_min_rtt_us", r->floor.own_min_ns / 1e3);
+	} else {
+		jw_null(w, "rtt_us");
+		jw_null(w, "flows_min_rtt_us");
+	}
+	jw_uint(w, "requests", r->floor.reqs);
+	jw_string(w, "source", r->floor.source);
+	jw_object_end(w);
+	jw_object_begin(w, "chronic");
+	jw_bool(w, "found", c->found);
+	jw_string(w, "class", attr_class_name(c->class));
+	if (c->has_part)
+		jw_string(w, "stage", attr_part_info(c->part)->stage);
+	else
+		jw_null(w, "stage");
+	if (c->where[0])
+		jw_string(w, "where", c->where);
+	else
+		jw_null(w, "where");
+	jw_double(w, "wait_us", c->wait_ns / 1e3);
+	jw_double(w, "tail_wait_us", c->tail_wait_ns / 1e3);
+	jw_double(w, "median_wait_us", c->median_wait_ns / 1e3);
+	jw_double(w, "stage_median_us", c->part_median_ns / 1e3);
+	jw_string(w, "rule", c->rule);
+	jw_string(w, "evidence", c->evidence);
 	jw_object_end(w);
 }
 
@@ -282,6 +373,7 @@ static void js_tail(struct json_writer *w, const char *key, const struct attr_gr
 	}
 	jw_array_end(w);
 	js_evidence(w, &g->ev);
+	js_budget(w, &g->budget);
 	if (with_verdict)
 		js_verdict(w, "verdict", &g->verdict);
 	jw_object_end(w);
@@ -318,8 +410,10 @@ void attr_report__print_json(const struct attr_report *r, struct json_writer *w)
 	jw_double(w, "mean_us", r->median.mean_ns / 1e3);
 	js_classes(w, "shares", r->median.shares);
 	js_evidence(w, &r->median.ev);
+	js_budget(w, &r->median.budget);
 	jw_object_end(w);
 	js_verdict(w, "verdict", &r->tail.verdict);
+	js_chronic(w, r);
 	jw_object_begin(w, "attribution");
 	jw_uint(w, "places_unstored", r->places_unstored);
 	jw_double(w, "places_unstored_ms", (double)r->places_unstored_ns / 1e6);
@@ -331,6 +425,8 @@ void attr_report__print_json(const struct attr_report *r, struct json_writer *w)
 	jw_double(w, "plurality", p->plurality);
 	jw_double(w, "plurality_lead", p->plurality_lead);
 	jw_uint(w, "p999_min_requests", p->p999_min_requests);
+	jw_double(w, "chronic_min_wait_us", (double)p->chronic_min_wait_ns / 1e3);
+	jw_double(w, "chronic_min_share", p->chronic_min_share);
 	jw_object_end(w);
 	jw_object_end(w);
 }

@@ -64,17 +64,17 @@ const char *attr_class_name(enum attr_class c)
 #define ATTR_QUEUE_SOJOURN_NS 1000000ULL
 #define ATTR_RTT_INFLATION_NS 1000000ULL
 
-static bool queue_evidence(const struct req_event *ev)
+static bool queue_evidence(const struct req_event *ev, __u64 base)
 {
 	__u64 infl_min = ATTR_RTT_INFLATION_NS;
 
 	if (ev->stage_ns[STAGE_TX_QDISC] >= ATTR_QUEUE_SOJOURN_NS)
 		return true;
-	if (!ev->min_rtt_ns || ev->srtt_ns <= ev->min_rtt_ns)
+	if (!base || ev->srtt_ns <= base)
 		return false;
-	if (ev->min_rtt_ns / 4 > infl_min)
-		infl_min = ev->min_rtt_ns / 4;
-	return ev->srtt_ns - ev->min_rtt_ns >= infl_min;
+	if (base / 4 > infl_min)
+		infl_min = base / 4;
+	return ev->srtt_ns - base >= infl_min;
 }
 
 struct filler {
@@ -134,10 +134,15 @@ static const enum attr_part cli_read[] = {
 
 void attr_split_request(const struct req_event *ev, struct attr_split *o)
 {
+	attr_split_request_base(ev, 0, o);
+}
+
+void attr_split_request_base(const struct req_event *ev, __u64 base_rtt_ns, struct attr_split *o)
+{
 	const __u64 *st = ev->stage_ns;
 	struct filler f = { .out = o->part_ns };
 	__u64 cls[ATTR_CLASSES] = { 0 };
-	__u64 L, T = 0;
+	__u64 L, T = 0, base;
 	bool have_first;
 
 	memset(o, 0, sizeof(*o));
@@ -147,8 +152,12 @@ void attr_split_request(const struct req_event *ev, struct attr_split *o)
 	if (have_first)
 		T = ev->first_resp_ns - ev->start_ns;
 	o->ttft_ns = T;
+	/* the path's floor when the caller knows one below the flow's own minimum */
+	base = ev->min_rtt_ns ? ev->min_rtt_ns : ev->srtt_ns;
+	if (base_rtt_ns && base_rtt_ns < base)
+		base = base_rtt_ns;
 	o->retrans_congestion = (ev->retrans || st[STAGE_TCP_RETRANS]) &&
-				(ev->ecn_ce || (ev->drops && queue_evidence(ev)));
+				(ev->ecn_ce || (ev->drops && queue_evidence(ev, base)));
 
 	f.avail[PART_RX_STACK] = st[STAGE_RX_STACK];
 	f.avail[PART_RX_SOCKQ] = st[STAGE_RX_SOCKQ];
@@ -171,7 +180,6 @@ void attr_split_request(const struct req_event *ev, struct attr_split *o)
 	f.avail[PART_SCHED_OFFCPU] = st[STAGE_SCHED_OFFCPU] - f.avail[PART_GPU_WAIT];
 
 	if (ev->role == ROLE_CLIENT) {
-		__u64 base = ev->min_rtt_ns ? ev->min_rtt_ns : ev->srtt_ns;
 		__u64 infl = ev->srtt_ns > base ? ev->srtt_ns - base : 0;
 		__u64 q;
 

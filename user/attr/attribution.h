@@ -98,6 +98,10 @@ struct attr_split {
 };
 
 void attr_split_request(const struct req_event *ev, struct attr_split *out);
+/* The same with the path's base RTT known from other flows (attr_agg__add() keeps the
+ * lowest RTT seen per peer and device): the lower of it and the flow's own min_rtt is the
+ * base; 0 means the flow's own. */
+void attr_split_request_base(const struct req_event *ev, __u64 base_rtt_ns, struct attr_split *out);
 
 struct attr_agg; /* opaque, mergeable */
 
@@ -126,7 +130,10 @@ struct attr_params {
 	double plurality;    /* ... or with this share and plurality_lead x the runner-up */
 	double plurality_lead;
 	__u64 p999_min_requests; /* p99.9 section only with this many requests */
-	int role;                /* enum tt_role to analyse; ROLE_AUTO chooses (see the docs) */
+	/* the chronic question (attr_chronic.c): waiting every request shares with the p99 one */
+	__u64 chronic_min_wait_ns; /* standing waiting of a class below this: no chronic fault */
+	double chronic_min_share;  /* ... or below this share of the median group's mean */
+	int role;                  /* enum tt_role to analyse; ROLE_AUTO chooses (see the docs) */
 };
 
 void attr_params__default(struct attr_params *p);
@@ -141,6 +148,17 @@ enum attr_verdict_class {
 };
 
 const char *attr_verdict_name(enum attr_verdict_class v);
+
+/* Which question found the fault: the tail's excess over the median (episodic), waiting
+ * that every request has (chronic), or both. */
+enum attr_verdict_kind {
+	VERDICT_KIND_NONE,
+	VERDICT_KIND_EPISODIC,
+	VERDICT_KIND_CHRONIC,
+	VERDICT_KIND_BOTH,
+};
+
+const char *attr_verdict_kind_name(enum attr_verdict_kind k);
 
 #define ATTR_TOP_STAGES 6
 #define ATTR_TOP_PLACES 3
@@ -171,11 +189,44 @@ struct attr_evidence {
 
 struct attr_verdict {
 	enum attr_verdict_class class;
+	enum attr_verdict_kind kind;
+	enum attr_verdict_class episodic; /* the episodic question's own answer */
 	enum attr_part part; /* top stage of the named class (valid unless NONE/MIXED) */
 	bool has_part;
 	char where[ATTR_WHERE_LEN];
-	char rule[256];    /* which rule decided, with the numbers */
-	char summary[320]; /* one line a person can act on */
+	char rule[640];    /* which rule decided, with the numbers (both questions) */
+	char summary[640]; /* one line a person can act on */
+};
+
+/* A group's mean request split by what its time is: the floor (what it costs when nothing
+ * waits: the path's base round trip, the stack, the driver), work (the request's own
+ * compute), waiting above the floor per class, and time this host cannot see. */
+struct attr_budget {
+	double floor_ns, work_ns, unseen_ns;
+	double wait_ns[ATTR_CLASSES];
+};
+
+/* The chronic question's answer: the waiting the p99 request shares with the median one. */
+struct attr_chronic {
+	bool found;
+	enum attr_class class;
+	enum attr_part part; /* the class's part with the most standing waiting */
+	bool has_part;
+	double wait_ns;                      /* standing waiting of the class */
+	double tail_wait_ns, median_wait_ns; /* ... of the class in either group */
+	double part_median_ns;               /* what the median request waits in `part` */
+	char where[ATTR_WHERE_LEN];
+	char rule[256];
+	char evidence[320];
+};
+
+/* Where the base round trip came from (the path floor of the analysed side). */
+struct attr_floor_info {
+	bool known;
+	double rtt_ns;     /* the lowest RTT seen on the path */
+	double own_min_ns; /* mean of the requests' own flow min_rtt on that path */
+	__u64 reqs;        /* requests that carried an RTT on that path */
+	char source[256];
 };
 
 struct attr_group {
@@ -194,6 +245,7 @@ struct attr_group {
 	int nstages;
 	struct attr_evidence ev;
 	struct attr_verdict verdict;
+	struct attr_budget budget; /* p99 and median groups (attr_chronic.c) */
 };
 
 struct attr_report {
@@ -210,6 +262,8 @@ struct attr_report {
 	__u64 places_unstored; /* place updates the bounded table could not keep */
 	__u64 places_unstored_ns;
 	struct attr_params params;
+	struct attr_chronic chronic;
+	struct attr_floor_info floor;
 };
 
 struct snapshot;
