@@ -9,6 +9,7 @@
 #include <string.h>
 #include "attr/attr_int.h"
 #include "core/snapshot.h"
+#include "lib/format.h"
 
 const char *attr_verdict_name(enum attr_verdict_class v)
 {
@@ -139,17 +140,15 @@ void attr_fmt_place(char *dst, size_t n, const struct attr_place_key *k, const s
 	char dev[96] = "", flow[80] = "", thr[80] = "";
 
 	if (set & PLACE_DEV) {
-		const char *name = s ? snapshot__dev_name(s, k->netns, k->ifindex) : NULL;
-		char qd[24] = "";
+		char name[48], qd[24] = "", h[16];
 
-		if (k->qdisc_handle)
-			snprintf(qd, sizeof(qd), " qdisc %x:%x", k->qdisc_handle >> 16,
-				 k->qdisc_handle & 0xffff);
-		if (name)
+		if (k->qdisc_handle) {
+			qdisc_label(k->qdisc_handle, h, sizeof(h));
+			snprintf(qd, sizeof(qd), " qdisc %s", h);
+		}
+		snapshot__dev_label(s, k->netns, k->ifindex, name, sizeof(name));
+		if (k->ifindex)
 			snprintf(dev, sizeof(dev), "dev %s%s (netns %u)", name, qd, k->netns);
-		else if (k->ifindex)
-			snprintf(dev, sizeof(dev), "dev ifindex %u%s (netns %u)", k->ifindex, qd,
-				 k->netns);
 	}
 	if (set & (PLACE_FLOW | PLACE_PEER)) {
 		char ra[INET6_ADDRSTRLEN + 2];
@@ -250,16 +249,6 @@ void attr_stage_places(const struct attr_agg *a, int role, const struct snapshot
 		pl->share = div0((double)sel[i].ns, (double)total);
 	}
 	free(sel);
-}
-
-void attr_fmt_dur(char *dst, size_t n, double ns)
-{
-	if (ns >= 1e9)
-		snprintf(dst, n, "%.2f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(dst, n, "%.1f ms", ns / 1e6);
-	else
-		snprintf(dst, n, "%.0f us", ns / 1e3);
 }
 
 struct part_rank {
@@ -504,9 +493,9 @@ static void tail_analyze(const struct attr_agg *a, int d, const struct snapshot 
 	__u32 lo;
 
 	lo = tail_group(sd, med, q, g);
-	attr_fmt_dur(t.tail, sizeof(t.tail), g->mean_ns);
-	attr_fmt_dur(t.median, sizeof(t.median), med->mean_ns);
-	attr_fmt_dur(t.excess, sizeof(t.excess), g->excess_ns);
+	fmt_duration(t.tail, sizeof(t.tail), g->mean_ns, DUR_PROSE);
+	fmt_duration(t.median, sizeof(t.median), med->mean_ns, DUR_PROSE);
+	fmt_duration(t.excess, sizeof(t.excess), g->excess_ns, DUR_PROSE);
 	verdict_decide(sd, P, &t, order, g);
 	tail_stages(a, client ? ROLE_CLIENT : ROLE_SERVER, s, med, lo >> ATTR_BAND_SHIFT, g);
 	verdict_stage(g);

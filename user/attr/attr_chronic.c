@@ -8,6 +8,7 @@
 #include <string.h>
 #include "attr/attr_int.h"
 #include "core/snapshot.h"
+#include "lib/format.h"
 
 enum part_kind { PK_FLOOR, PK_WORK, PK_WAIT, PK_UNSEEN };
 
@@ -94,8 +95,8 @@ static void chronic_find(const struct attr_report *r, const struct attr_params *
 	floor_ns = (double)P->chronic_min_wait_ns;
 	if (P->chronic_min_share * r->median.mean_ns > floor_ns)
 		floor_ns = P->chronic_min_share * r->median.mean_ns;
-	attr_fmt_dur(w, sizeof(w), c->wait_ns);
-	attr_fmt_dur(tm, sizeof(tm), r->median.mean_ns);
+	fmt_duration(w, sizeof(w), c->wait_ns, DUR_PROSE);
+	fmt_duration(tm, sizeof(tm), r->median.mean_ns, DUR_PROSE);
 	c->found = r->requests >= P->min_requests && c->wait_ns > 0 && c->wait_ns >= floor_ns;
 	snprintf(c->rule, sizeof(c->rule),
 		 "%s waiting shared by the p99 and median requests: %s (%.0f%% of the median's %s, "
@@ -134,7 +135,7 @@ static void floor_info(const struct attr_agg *a, int side, const struct snapshot
 	k.role = side == SIDE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
 	memcpy(k.raddr, p->key.raddr, sizeof(k.raddr));
 	attr_fmt_place(where, sizeof(where), &k, s);
-	attr_fmt_dur(rtt, sizeof(rtt), f->rtt_ns);
+	fmt_duration(rtt, sizeof(rtt), f->rtt_ns, DUR_PROSE);
 	attr_appendf(f->source, sizeof(f->source),
 		     "lowest RTT (%s) seen on %s, over %llu requests on that path", rtt, where,
 		     (unsigned long long)p->reqs);
@@ -159,8 +160,8 @@ static void qdisc_evidence(const struct snapshot *s, char *dst, size_t n)
 	}
 	if (!top || !top->h.count)
 		return;
-	attr_fmt_dur(p10, sizeof(p10), (double)hist_quantile(&top->h, 0.10));
-	attr_fmt_dur(p50, sizeof(p50), (double)hist_quantile(&top->h, 0.50));
+	fmt_duration(p10, sizeof(p10), (double)hist_quantile(&top->h, 0.10), DUR_PROSE);
+	fmt_duration(p50, sizeof(p50), (double)hist_quantile(&top->h, 0.50), DUR_PROSE);
 	attr_appendf(dst, n,
 		     "qdisc %x:%x on dev %s: %llu packets of the traced flows in %.0f s, sojourn "
 		     "p10 %s p50 %s (the backlog they met); qdisc drops %llu of %llu packets on "
@@ -224,7 +225,7 @@ static void chronic_phrase(const struct attr_chronic *c, char *dst, size_t n)
 	char w[24];
 	const char *at = c->where[0] ? c->where : "an unknown place";
 
-	attr_fmt_dur(w, sizeof(w), c->part_median_ns);
+	fmt_duration(w, sizeof(w), c->part_median_ns, DUR_PROSE);
 	dst[0] = 0;
 	switch (c->part) {
 	case PART_TX_QDISC:
@@ -267,18 +268,18 @@ static void budget_phrase(const struct attr_group *g, char *dst, size_t n)
 {
 	char a[24], b[24], c[24];
 
-	attr_fmt_dur(a, sizeof(a), g->mean_ns);
-	attr_fmt_dur(b, sizeof(b), g->budget.floor_ns);
-	attr_fmt_dur(c, sizeof(c), g->budget.work_ns);
+	fmt_duration(a, sizeof(a), g->mean_ns, DUR_PROSE);
+	fmt_duration(b, sizeof(b), g->budget.floor_ns, DUR_PROSE);
+	fmt_duration(c, sizeof(c), g->budget.work_ns, DUR_PROSE);
 	snprintf(dst, n, "p99 request %s = floor %s + work %s", a, b, c);
 	for (int k = 0; k < ATTR_CLASSES; k++) {
 		if (g->budget.wait_ns[k] < 0.05 * g->mean_ns)
 			continue;
-		attr_fmt_dur(a, sizeof(a), g->budget.wait_ns[k]);
+		fmt_duration(a, sizeof(a), g->budget.wait_ns[k], DUR_PROSE);
 		attr_appendf(dst, n, " + %s waiting %s", attr_class_name(k), a);
 	}
 	if (g->budget.unseen_ns >= 0.05 * g->mean_ns) {
-		attr_fmt_dur(a, sizeof(a), g->budget.unseen_ns);
+		fmt_duration(a, sizeof(a), g->budget.unseen_ns, DUR_PROSE);
 		attr_appendf(dst, n, " + unseen %s", a);
 	}
 }

@@ -153,7 +153,6 @@ void attr_places_record(struct attr_agg *a, const struct req_event *ev, const st
 /* Where a part's recorded time in latency bands from band_lo up went (l->places). */
 void attr_stage_places(const struct attr_agg *a, int role, const struct snapshot *s,
 		       enum attr_part part, __u32 band_lo, struct attr_stage_line *l);
-void attr_fmt_dur(char *dst, size_t n, double ns);
 /* "dev NAME qdisc MAJ:MIN (netns N)", "flow :LPORT <-> RADDR:RPORT", ... (the part's set) */
 void attr_fmt_place(char *dst, size_t n, const struct attr_place_key *k, const struct snapshot *s);
 /* vsnprintf appended at the end of dst (truncated: display text) */
