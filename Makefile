@@ -5,6 +5,13 @@
 BUILD ?= build
 prefix ?= /usr/local
 DESTDIR ?=
+sbindir ?= $(prefix)/sbin
+mandir ?= $(prefix)/share/man
+# the service reads its options from /etc whatever the prefix (the unit and the man page
+# name that path)
+sysconfdir ?= /etc
+systemdunitdir ?= $(prefix)/lib/systemd/system
+bashcompdir ?= $(prefix)/share/bash-completion/completions
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -46,7 +53,7 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 # keep the BPF objects and skeletons: they are inputs of every user object
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit install clean format lint bench soak fuzz judge
+.PHONY: all deps demo test unit install clean format lint bench soak fuzz judge man
 
 all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
@@ -130,8 +137,24 @@ judge: deps all
 soak: deps all
 	$(Q)tools/soak.sh
 
+# the man pages in man/ are written from the --help texts; after changing one, run
+# `make man` and commit both (tests/ns/test_dist.sh fails while they differ)
+man: $(BUILD)/tailtrace
+	$(Q)tools/gen-man.py $(BUILD)/tailtrace man
+
+# the binary, man pages, bash completion, the record service and its options file (an
+# existing options file is left as it is)
 install: $(BUILD)/tailtrace
-	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(prefix)/sbin/tailtrace
+	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(sbindir)/tailtrace
+	install -d $(DESTDIR)$(mandir)/man8
+	install -m 0644 man/*.8 $(DESTDIR)$(mandir)/man8/
+	install -D -m 0644 dist/bash-completion/tailtrace $(DESTDIR)$(bashcompdir)/tailtrace
+	install -d $(DESTDIR)$(systemdunitdir)
+	sed -e 's|@SBINDIR@|$(sbindir)|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
+		dist/systemd/tailtrace-record.service > $(DESTDIR)$(systemdunitdir)/tailtrace-record.service
+	chmod 0644 $(DESTDIR)$(systemdunitdir)/tailtrace-record.service
+	[ -e $(DESTDIR)$(sysconfdir)/tailtrace/record.conf ] || \
+		install -D -m 0644 dist/systemd/record.conf $(DESTDIR)$(sysconfdir)/tailtrace/record.conf
 
 # every C file as .clang-format writes it, and clang's warnings on user/ (run by `make test`)
 lint: all
