@@ -12,6 +12,7 @@ mandir ?= $(prefix)/share/man
 sysconfdir ?= /etc
 systemdunitdir ?= $(prefix)/lib/systemd/system
 bashcompdir ?= $(prefix)/share/bash-completion/completions
+datadir ?= $(prefix)/share/tailtrace
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -143,7 +144,7 @@ man: $(BUILD)/tailtrace
 	$(Q)tools/gen-man.py $(BUILD)/tailtrace man
 
 # the binary, man pages, bash completion, the record service and its options file (an
-# existing options file is left as it is)
+# existing options file is left as it is), the Prometheus rules and Grafana dashboard
 install: $(BUILD)/tailtrace
 	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(sbindir)/tailtrace
 	install -d $(DESTDIR)$(mandir)/man8
@@ -155,6 +156,10 @@ install: $(BUILD)/tailtrace
 	chmod 0644 $(DESTDIR)$(systemdunitdir)/tailtrace-record.service
 	[ -e $(DESTDIR)$(sysconfdir)/tailtrace/record.conf ] || \
 		install -D -m 0644 dist/systemd/record.conf $(DESTDIR)$(sysconfdir)/tailtrace/record.conf
+	install -D -m 0644 dist/prometheus/tailtrace.rules.yml \
+		$(DESTDIR)$(datadir)/prometheus/tailtrace.rules.yml
+	install -D -m 0644 dist/grafana/tailtrace-dashboard.json \
+		$(DESTDIR)$(datadir)/grafana/tailtrace-dashboard.json
 
 # every C file as .clang-format writes it, and clang's warnings on user/ (run by `make test`)
 lint: all

@@ -81,10 +81,12 @@ dest=$work/dest
 make -s -C "$TT_ROOT" BUILD="$TT_BUILD" install DESTDIR="$dest" prefix=/usr >"$work/install.log" 2>&1
 got=$(cd "$dest" 2>/dev/null && find . -type f | sed 's|^\./|/|' | sort)
 want=$( (echo /usr/sbin/tailtrace /usr/share/bash-completion/completions/tailtrace \
-	/usr/lib/systemd/system/tailtrace-record.service /etc/tailtrace/record.conf
+	/usr/lib/systemd/system/tailtrace-record.service /etc/tailtrace/record.conf \
+	/usr/share/tailtrace/prometheus/tailtrace.rules.yml \
+	/usr/share/tailtrace/grafana/tailtrace-dashboard.json
 	ls "$TT_ROOT/man" | sed 's|^|/usr/share/man/man8/|') | xargs -n1 | sort)
 if [ "$got" = "$want" ]; then
-	tt_ok "make install DESTDIR= installs the binary, $(ls "$TT_ROOT/man" | wc -l) man pages, completion, unit, options"
+	tt_ok "make install DESTDIR= installs the binary, $(ls "$TT_ROOT/man" | wc -l) man pages, completion, unit, options, rules, dashboard"
 else
 	cat "$work/install.log"; diff <(echo "$want") <(echo "$got")
 	tt_fail "make install DESTDIR= installs the expected files"
