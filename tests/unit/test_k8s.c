@@ -163,6 +163,35 @@ static void test_path_by_id(void **state)
 	assert_int_equal(system(full), 0);
 }
 
+/* The --by pod label: resolved in the tree given, "cgroup <id>" without one or outside a
+ * pod; what it resolved before stays (ids are never reused). */
+static void test_group_label(void **state)
+{
+	char root[] = "/tmp/tt-k8s-XXXXXX", full[4096], want[64];
+	struct stat pod_st, other_st;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(full, sizeof(full), "%s%s", root, pods[0].path);
+	assert_int_equal(mkdir_p(full), 0);
+	assert_int_equal(stat(full, &pod_st), 0);
+	snprintf(full, sizeof(full), "%s/system.slice/sshd.service", root);
+	assert_int_equal(mkdir_p(full), 0);
+	assert_int_equal(stat(full, &other_st), 0);
+
+	k8s_labels_root(NULL);
+	snprintf(want, sizeof(want), "cgroup %llu", (unsigned long long)pod_st.st_ino);
+	assert_string_equal(k8s_cgroup_label(pod_st.st_ino), want);
+	k8s_labels_root(root);
+	assert_string_equal(k8s_cgroup_label(pod_st.st_ino), "pod " UID " container 0123456789ab");
+	snprintf(want, sizeof(want), "cgroup %llu", (unsigned long long)other_st.st_ino);
+	assert_string_equal(k8s_cgroup_label(other_st.st_ino), want);
+	snprintf(full, sizeof(full), "rm -rf '%s'", root);
+	assert_int_equal(system(full), 0);
+	assert_string_equal(k8s_cgroup_label(pod_st.st_ino), "pod " UID " container 0123456789ab");
+	k8s_labels_root(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_bad_container_is_pod_only),
 		cmocka_unit_test(test_label),
 		cmocka_unit_test(test_path_by_id),
+		cmocka_unit_test(test_group_label),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

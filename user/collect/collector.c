@@ -18,6 +18,7 @@
 #include "collect/collector_int.h"
 #include "attr/attribution.h"
 #include "collect/cgroup.h"
+#include "collect/k8s.h"
 #include "lib/log.h"
 #include "lib/clock.h"
 #include "collect/netdev.h"
@@ -369,6 +370,14 @@ static int attach_cuda(struct collector *c, const struct tt_opts *o, char *err, 
 	return 0;
 }
 
+/* --by pod groups are labelled from this host's live cgroup tree (user/collect/k8s.c) */
+static void label_pods(const struct tt_opts *o)
+{
+	char mnt[512];
+
+	k8s_labels_root(o->by == GROUP_POD && !cgroup2_mount(mnt, sizeof(mnt)) ? mnt : NULL);
+}
+
 int collector__open(struct collector **out, const struct tt_opts *o, unsigned int features,
 		    char *err, size_t errlen, bool *usage)
 {
@@ -390,6 +399,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	r = check_user_input(o, &cgfd, err, errlen, usage);
 	if (r)
 		goto error;
+	label_pods(o);
 	c->skel = tailtrace_bpf__open();
 	if (!c->skel) {
 		r = fail(err, errlen, -errno, "opening the BPF object failed: %s", strerror(errno));

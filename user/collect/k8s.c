@@ -180,3 +180,34 @@ int cgroup_path_by_id(const char *root, __u64 id, char *out, size_t len, int dep
 		snprintf(out, len, "/");
 	return err;
 }
+
+#define LABEL_CACHE 256
+
+static struct {
+	__u64 id;
+	char label[96];
+} label_cache[LABEL_CACHE];
+static char labels_root[512];
+
+void k8s_labels_root(const char *root)
+{
+	snprintf(labels_root, sizeof(labels_root), "%s", root ? root : "");
+	memset(label_cache, 0, sizeof(label_cache));
+}
+
+/* Not thread-safe: the live commands label groups from their one main loop. */
+const char *k8s_cgroup_label(__u64 cgroup_id)
+{
+	typeof(label_cache[0]) *e = &label_cache[cgroup_id % LABEL_CACHE];
+	char path[4096];
+	struct k8s_ident id;
+
+	if (e->id == cgroup_id && e->label[0])
+		return e->label;
+	snprintf(e->label, sizeof(e->label), "cgroup %llu", (unsigned long long)cgroup_id);
+	e->id = labels_root[0] ? cgroup_id : 0; /* unresolved: a later lookup with a root may */
+	if (labels_root[0] && !cgroup_path_by_id(labels_root, cgroup_id, path, sizeof(path), 16) &&
+	    !k8s_ident_from_cgroup(path, &id))
+		k8s_ident_label(&id, e->label, sizeof(e->label));
+	return e->label;
+}

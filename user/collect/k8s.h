@@ -27,6 +27,15 @@ int k8s_ident_from_cgroup(const char *path, struct k8s_ident *id);
  * docker show). */
 void k8s_ident_label(const struct k8s_ident *id, char *buf, size_t len);
 
+/* The label of a --by pod group: "pod <UID> container <ID>" (or "pod <UID>") when the
+ * cgroup with this id is in a pod, "cgroup <id>" otherwise. Resolved on this host's
+ * cgroup2 tree only after k8s_labels_root(its mount) (the live commands do it); a
+ * recording read on another host or after the pod is gone would name the wrong cgroup or
+ * none, so `report` leaves it off. Results are cached (cgroup ids are never reused). */
+const char *k8s_cgroup_label(__u64 cgroup_id);
+/* The cgroup tree k8s_cgroup_label() resolves ids in; NULL: none (labels "cgroup <id>"). */
+void k8s_labels_root(const char *root);
+
 /* Finds the directory of cgroup id (its inode number on cgroup2, what
  * bpf_get_current_cgroup_id() returns) under root, which is the cgroup2 mount or any
  * directory tree; writes its path relative to root ("/" for root itself). 0, -ENOENT or
