@@ -104,6 +104,30 @@ eval "$(grep '^TAILTRACE_RECORD_OPTS=' "$TT_ROOT/dist/systemd/record.conf")"
 "$TAILTRACE" record -o "$work/x" $TAILTRACE_RECORD_OPTS --help >/dev/null 2>"$work/opts.err"
 tt_check "the shipped TAILTRACE_RECORD_OPTS parse ($TAILTRACE_RECORD_OPTS)" test ! -s "$work/opts.err"
 
+# --- Kubernetes DaemonSet: the unit's capabilities, the mounts record needs ---
+ds=$TT_ROOT/dist/kubernetes/tailtrace-daemonset.yaml
+tt_check "DaemonSet: capabilities = the unit's bounding set, host tree and BTF mounted, args parse" \
+	python3 - "$ds" "$TT_ROOT/dist/systemd/tailtrace-record.service" "$TAILTRACE" <<'PY'
+import re, subprocess, sys, yaml
+ds = yaml.safe_load(open(sys.argv[1]))
+unit_caps = re.search(r"^CapabilityBoundingSet=(.*)$", open(sys.argv[2]).read(), re.M).group(1)
+spec = ds["spec"]["template"]["spec"]
+c = spec["containers"][0]
+sc = c["securityContext"]
+assert sorted(sc["capabilities"]["add"]) == sorted(x[4:] for x in unit_caps.split()), sc
+assert sc["capabilities"]["drop"] == ["ALL"] and not sc["privileged"]
+assert sc["readOnlyRootFilesystem"] and not sc["allowPrivilegeEscalation"]
+assert spec["hostNetwork"] and spec["hostPID"]
+vols = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
+mounts = {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
+assert mounts["/sys/kernel/btf"] == "/sys/kernel/btf", mounts
+args = c["args"]
+assert mounts[args[args.index("--cgroup") + 1]] == "/sys/fs/cgroup", mounts
+assert args[args.index("-o") + 1] in mounts, "the state directory is a volume"
+r = subprocess.run([sys.argv[3], "record"] + args + ["--help"], capture_output=True, text=True)
+assert r.returncode == 0 and not r.stderr, r.stderr
+PY
+
 # --- systemd ---
 if command -v systemd-analyze >/dev/null; then
 	# a real prefix (no DESTDIR): verify checks that ExecStart's binary and the man pages exist

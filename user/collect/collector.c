@@ -370,12 +370,25 @@ static int attach_cuda(struct collector *c, const struct tt_opts *o, char *err, 
 	return 0;
 }
 
-/* --by pod groups are labelled from this host's live cgroup tree (user/collect/k8s.c) */
+/* --by pod groups are labelled from this host's live cgroup tree (user/collect/k8s.c):
+ * the --cgroup directory when given (in a pod with its own cgroup namespace, the host's
+ * tree mounted elsewhere, docs/deploy.md), else the cgroup2 mount */
 static void label_pods(const struct tt_opts *o)
 {
-	char mnt[512];
+	char root[4096];
+	int fd = -1;
 
-	k8s_labels_root(o->by == GROUP_POD && !cgroup2_mount(mnt, sizeof(mnt)) ? mnt : NULL);
+	if (o->by != GROUP_POD)
+		root[0] = '\0';
+	else if (o->cgroup_path[0])
+		fd = cgroup_open_path(o->cgroup_path, root, sizeof(root));
+	else if (cgroup2_mount(root, sizeof(root)))
+		root[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	else if (o->cgroup_path[0])
+		root[0] = '\0';
+	k8s_labels_root(root[0] ? root : NULL);
 }
 
 int collector__open(struct collector **out, const struct tt_opts *o, unsigned int features,
