@@ -54,7 +54,7 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 # keep the BPF objects and skeletons: they are inputs of every user object
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit install clean format lint bench soak fuzz judge man
+.PHONY: all deps demo test unit install clean format lint bench soak fuzz judge man deb
 
 all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
@@ -96,7 +96,7 @@ $(BUILD)/libtt.a: $(LIB_OBJS)
 
 $(BUILD)/tailtrace: $(BUILD)/user/cmd/main.o $(BUILD)/libtt.a
 	@echo "  LINK     $@"
-	$(Q)$(CC) $(CFLAGS) -rdynamic $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -rdynamic $^ $(LDLIBS) -o $@
 
 $(BUILD)/loadgen: $(LOADGEN_SRCS) $(wildcard tools/loadgen/*.h) | $(BUILD)
 	@echo "  CC       $@"
@@ -160,6 +160,11 @@ install: $(BUILD)/tailtrace
 		$(DESTDIR)$(datadir)/prometheus/tailtrace.rules.yml
 	install -D -m 0644 dist/grafana/tailtrace-dashboard.json \
 		$(DESTDIR)$(datadir)/grafana/tailtrace-dashboard.json
+
+# a Debian package with debhelper (debian/): build/tailtrace_VERSION_ARCH.deb
+deb:
+	$(Q)rm -rf debian/out && debian/rules clean && debian/rules binary
+	$(Q)mkdir -p $(BUILD) && mv debian/out/*.deb $(BUILD)/ && ls $(BUILD)/*.deb
 
 # every C file as .clang-format writes it, and clang's warnings on user/ (run by `make test`)
 lint: all
