@@ -28,8 +28,9 @@ opts=${opts/--interval 10/--interval 1}
 # shellcheck disable=SC2016,SC2086
 unshare --mount --propagation private sh -c '
 	mount --bind "$1" "$1" && mount -o remount,bind,ro / || exit 99
-	shift
-	exec setpriv --no-new-privs --bounding-set "-all,$1" --inh-caps -all -- "$@"
+	caps=$2
+	shift 2
+	exec setpriv --no-new-privs --bounding-set "-all,$caps" --inh-caps -all -- "$@"
 ' _ "$state" "$caps" "$TAILTRACE" record -o "$state" $opts -d 8 >"$work/out" 2>"$work/err" &
 pid=$!
 if tt_wait_attached "$pid" 300; then
