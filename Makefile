@@ -5,6 +5,14 @@
 BUILD ?= build
 prefix ?= /usr/local
 DESTDIR ?=
+sbindir ?= $(prefix)/sbin
+mandir ?= $(prefix)/share/man
+# the service reads its options from /etc whatever the prefix (the unit and the man page
+# name that path)
+sysconfdir ?= /etc
+systemdunitdir ?= $(prefix)/lib/systemd/system
+bashcompdir ?= $(prefix)/share/bash-completion/completions
+datadir ?= $(prefix)/share/tailtrace
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -46,7 +54,7 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 # keep the BPF objects and skeletons: they are inputs of every user object
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit install clean format lint bench soak fuzz judge
+.PHONY: all deps demo test unit install clean format lint deb-check bench soak fuzz judge man deb
 
 all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
@@ -88,7 +96,7 @@ $(BUILD)/libtt.a: $(LIB_OBJS)
 
 $(BUILD)/tailtrace: $(BUILD)/user/cmd/main.o $(BUILD)/libtt.a
 	@echo "  LINK     $@"
-	$(Q)$(CC) $(CFLAGS) -rdynamic $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -rdynamic $^ $(LDLIBS) -o $@
 
 $(BUILD)/loadgen: $(LOADGEN_SRCS) $(wildcard tools/loadgen/*.h) | $(BUILD)
 	@echo "  CC       $@"
@@ -130,8 +138,38 @@ judge: deps all
 soak: deps all
 	$(Q)tools/soak.sh
 
+# the man pages in man/ are written from the --help texts; after changing one, run
+# `make man` and commit both (tests/ns/test_dist.sh fails while they differ)
+man: $(BUILD)/tailtrace
+	$(Q)tools/gen-man.py $(BUILD)/tailtrace man
+
+# the binary, man pages, bash completion, the record service and its options file (an
+# existing options file is left as it is), the Prometheus rules and Grafana dashboard
 install: $(BUILD)/tailtrace
-	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(prefix)/sbin/tailtrace
+	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(sbindir)/tailtrace
+	install -d $(DESTDIR)$(mandir)/man8
+	install -m 0644 man/*.8 $(DESTDIR)$(mandir)/man8/
+	install -D -m 0644 dist/bash-completion/tailtrace $(DESTDIR)$(bashcompdir)/tailtrace
+	install -d $(DESTDIR)$(systemdunitdir)
+	sed -e 's|@SBINDIR@|$(sbindir)|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
+		dist/systemd/tailtrace-record.service > $(DESTDIR)$(systemdunitdir)/tailtrace-record.service
+	chmod 0644 $(DESTDIR)$(systemdunitdir)/tailtrace-record.service
+	[ -e $(DESTDIR)$(sysconfdir)/tailtrace/record.conf ] || \
+		install -D -m 0644 dist/systemd/record.conf $(DESTDIR)$(sysconfdir)/tailtrace/record.conf
+	install -D -m 0644 dist/prometheus/tailtrace.rules.yml \
+		$(DESTDIR)$(datadir)/prometheus/tailtrace.rules.yml
+	install -D -m 0644 dist/grafana/tailtrace-dashboard.json \
+		$(DESTDIR)$(datadir)/grafana/tailtrace-dashboard.json
+
+# a Debian package with debhelper (debian/): build/tailtrace_VERSION_ARCH.deb
+deb:
+	$(Q)rm -rf debian/out && debian/rules clean && debian/rules binary
+	$(Q)mkdir -p $(BUILD) && mv debian/out/*.deb $(BUILD)/ && ls $(BUILD)/*.deb
+
+# builds the package, runs lintian, installs and purges it on this machine (root; minutes,
+# so not part of `make test`)
+deb-check:
+	$(Q)tools/deb-check.sh
 
 # every C file as .clang-format writes it, and clang's warnings on user/ (run by `make test`)
 lint: all

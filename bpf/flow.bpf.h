@@ -288,6 +288,7 @@ static __always_inline void flow_key(const struct flow *f, struct hist_key *k, _
 		__builtin_memcpy(k->comm, f->comm, 16);
 		break;
 	case GROUP_CGROUP:
+	case GROUP_POD:
 		k->id = f->cgroup_id;
 		break;
 	}

@@ -30,6 +30,8 @@ enum tt_group_by {
 	GROUP_RADDR,  /* remote address */
 	GROUP_COMM,   /* owning process (tgid + comm) */
 	GROUP_CGROUP, /* cgroup v2 id */
+	GROUP_POD,    /* cgroup v2 id too; user space labels it with the Kubernetes pod and
+		       * container its path names (user/collect/k8s.c) */
 	GROUP__MAX,
 };
 

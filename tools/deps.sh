@@ -6,7 +6,9 @@ set -euo pipefail
 
 pkgs=(
 	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config
-	iproute2 nftables iperf3 ethtool procps psmisc python3 libibverbs-dev
+	iproute2 nftables iperf3 ethtool procps psmisc python3 python3-yaml libibverbs-dev
+	# the install checks: man pages (groff, lexgrog), the service unit (systemd-analyze)
+	groff-base man-db systemd
 )
 missing=()
 for p in "${pkgs[@]}"; do

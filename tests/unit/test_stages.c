@@ -272,7 +272,7 @@ static void test_group_by(void **state)
 {
 	static const char *const names[GROUP__MAX] = {
 		[GROUP_NONE] = "none", [GROUP_PORT] = "port",     [GROUP_RADDR] = "raddr",
-		[GROUP_COMM] = "comm", [GROUP_CGROUP] = "cgroup",
+		[GROUP_COMM] = "comm", [GROUP_CGROUP] = "cgroup", [GROUP_POD] = "pod",
 	};
 
 	(void)state;

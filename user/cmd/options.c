@@ -284,7 +284,8 @@ static int set_view_opt(struct tt_opts *o, int c, const char *arg, char *err, si
 		r = group_by_parse(arg);
 		if (r < 0)
 			return fail(err, errlen,
-				    "invalid --by '%s' (port, raddr, comm, cgroup, none)", arg);
+				    "invalid --by '%s' (port, raddr, comm, cgroup, pod, none)",
+				    arg);
 		o->by = r;
 		break;
 	case LO_ROLE:

@@ -10,6 +10,7 @@
 #include "rdma/rdma_tracer.h"
 #include "core/stages.h"
 #include "lib/format.h"
+#include "collect/k8s.h"
 
 bool stage_report_selected(const struct stage_report_opts *ro, int stage)
 {
@@ -58,6 +59,9 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 		break;
 	case GROUP_CGROUP:
 		snprintf(buf, len, "cgroup %llu", (unsigned long long)k->id);
+		break;
+	case GROUP_POD:
+		snprintf(buf, len, "%s", k8s_cgroup_label(k->id));
 		break;
 	default:
 		snprintf(buf, len, "all");

@@ -18,6 +18,7 @@
 #include "collect/collector_int.h"
 #include "attr/attribution.h"
 #include "collect/cgroup.h"
+#include "collect/k8s.h"
 #include "lib/log.h"
 #include "lib/clock.h"
 #include "collect/netdev.h"
@@ -370,6 +371,27 @@ static int attach_cuda(struct collector *c, const struct tt_opts *o, char *err, 
 	return 0;
 }
 
+/* --by pod groups are labelled from this host's live cgroup tree (user/collect/k8s.c):
+ * the --cgroup directory when given (in a pod with its own cgroup namespace, the host's
+ * tree mounted elsewhere, docs/deploy.md), else the cgroup2 mount */
+static void label_pods(const struct tt_opts *o)
+{
+	char root[4096];
+	int fd = -1;
+
+	if (o->by != GROUP_POD)
+		root[0] = '\0';
+	else if (o->cgroup_path[0])
+		fd = cgroup_open_path(o->cgroup_path, root, sizeof(root));
+	else if (cgroup2_mount(root, sizeof(root)))
+		root[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	else if (o->cgroup_path[0])
+		root[0] = '\0';
+	k8s_labels_root(root[0] ? root : NULL);
+}
+
 int collector__open(struct collector **out, const struct tt_opts *o, unsigned int features,
 		    char *err, size_t errlen, bool *usage)
 {
@@ -391,6 +413,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	r = check_user_input(o, &cgfd, err, errlen, usage);
 	if (r)
 		goto error;
+	label_pods(o);
 	c->skel = tailtrace_bpf__open();
 	if (!c->skel) {
 		r = fail(err, errlen, -errno, "opening the BPF object failed: %s", strerror(errno));

@@ -56,7 +56,8 @@ const char *class_name(enum tt_class c)
 	return (unsigned)c < CLASS__MAX ? names[c] : "?";
 }
 
-static const char *const group_names[GROUP__MAX] = { "none", "port", "raddr", "comm", "cgroup" };
+static const char *const group_names[GROUP__MAX] = { "none", "port",   "raddr",
+						     "comm", "cgroup", "pod" };
 
 const char *group_by_name(enum tt_group_by by)
 {

@@ -11,6 +11,7 @@
 #include "attr/attribution.h"
 #include "core/histogram.h"
 #include "core/stages.h"
+#include "collect/k8s.h"
 
 const char *tail_source_name(enum tail_source s)
 {
@@ -103,6 +104,9 @@ void export_group_label(const struct hist_key *k, char *buf, size_t len)
 		break;
 	case GROUP_CGROUP:
 		snprintf(buf, len, "cgroup %llu", (unsigned long long)k->id);
+		break;
+	case GROUP_POD:
+		snprintf(buf, len, "%s", k8s_cgroup_label(k->id));
 		break;
 	default:
 		snprintf(buf, len, "(all)");
