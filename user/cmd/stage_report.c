@@ -64,13 +64,32 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 	}
 }
 
+/* The queue and CPU of a driver/softirq stage's place ("rxq 0 cpu 1", "cpu 1 ksoftirqd"). */
+static void place_queue_cpu(const struct hist_key *k, char *buf, size_t len)
+{
+	char q[24] = "", c[16] = "";
+
+	if (k->stage == STAGE_RX_SOFTIRQ && k->queue == SOFTIRQ_CTX_KSOFTIRQD)
+		snprintf(q, sizeof(q), " ksoftirqd");
+	else if (k->stage != STAGE_RX_SOFTIRQ && k->queue)
+		snprintf(q, sizeof(q), " %s %u", k->stage == STAGE_TX_RING ? "txq" : "rxq",
+			 k->queue - 1);
+	if (k->cpu)
+		snprintf(c, sizeof(c), " cpu %u", k->cpu - 1);
+	if (k->stage == STAGE_RX_SOFTIRQ)
+		snprintf(buf, len, "%s%s", c + (c[0] ? 1 : 0), q);
+	else
+		snprintf(buf, len, "%s%s", q, c);
+}
+
 void stage_report_place(const struct snapshot *s, const struct hist_key *k, char *buf, size_t len)
 {
 	const char *name;
-	char dev[48];
+	char dev[48], qc[48];
 
+	place_queue_cpu(k, qc, sizeof(qc));
 	if (!k->ifindex) {
-		buf[0] = 0;
+		snprintf(buf, len, "%s", qc);
 		return;
 	}
 	name = s ? snapshot__dev_name(s, k->netns, k->ifindex) : NULL;
@@ -82,7 +101,7 @@ void stage_report_place(const struct snapshot *s, const struct hist_key *k, char
 		snprintf(buf, len, "dev %s qdisc %x:%x", dev, k->qdisc_handle >> 16,
 			 k->qdisc_handle & 0xffff);
 	else
-		snprintf(buf, len, "dev %s", dev);
+		snprintf(buf, len, "dev %s%s", dev, qc);
 }
 
 const char *drop_reason_name(unsigned int reason, char *buf, size_t len)
@@ -194,6 +213,7 @@ void stage_report_counters_json(const struct snapshot *s, struct json_writer *w)
 	jw_uint(w, "slow_requests_cut", s->slow_cut);
 	jw_uint(w, "sends_untimed", s->counters[CNT_SENDS_UNTIMED]);
 	jw_uint(w, "closes_unseen", s->counters[CNT_CLOSES_UNSEEN]);
+	jw_uint(w, "bql_stalls", s->counters[CNT_BQL_STALLS]);
 	jw_object_end(w);
 }
 
@@ -258,6 +278,7 @@ void stage_report_json(const struct snapshot *s, const struct stage_report_opts 
 	free(v);
 	jw_array_end(w);
 	stage_report_counters_json(s, w);
+	nic_report_json(s, ro->duration_s, w);
 }
 
 /* One row per power of two (sub-buckets summed) keeps the chart short. */
@@ -379,4 +400,5 @@ void stage_report_text(const struct snapshot *s, const struct stage_report_opts 
 		fprintf(f, "(no samples for the selected stages and filters)\n");
 	free(v);
 	stage_report_counters_text(s, f);
+	nic_report_text(s, ro->duration_s, f);
 }
