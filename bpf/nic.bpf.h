@@ -319,8 +319,9 @@ static __always_inline void tx_ring_start(struct nic_slot *slot, struct sk_buff 
 	nic_stamp_put(&txring_stamps, skb, now, skb->len);
 }
 
+/* only the skb: the location argument arrived in 6.3 */
 SEC("tp_btf/consume_skb")
-int BPF_PROG(tt_consume_skb, struct sk_buff *skb, void *location)
+int BPF_PROG(tt_consume_skb, struct sk_buff *skb)
 {
 	struct nic_slot *slot;
 	__u32 zero = 0, len;
