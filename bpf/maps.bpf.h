@@ -20,6 +20,7 @@ const volatile __u8 targ_by = GROUP_NONE;
 const volatile __u8 targ_role = ROLE_AUTO;     /* --role: the side whose requests are kept */
 const volatile bool targ_requests = false;     /* stream per-request events */
 const volatile bool targ_sched_hist = false;   /* per-request sched.* histograms (hist) */
+const volatile bool targ_nic = false;          /* driver/softirq stages (bpf/nic.bpf.h) */
 const volatile __u32 targ_nrings = 1;          /* entries of req_rings */
 const volatile __u64 targ_ring_wake = 1 << 20; /* unread bytes that wake userspace early */
 

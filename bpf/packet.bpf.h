@@ -42,6 +42,7 @@ struct nic_slot {
 	__u64 skb;
 	__u64 sk; /* the driver may orphan the skb (veth, lo): keep its socket */
 	__u64 ts;
+	__u64 freed; /* consume_skb saw it freed inside the driver's xmit (tx.ring) */
 };
 
 struct {
@@ -87,6 +88,7 @@ static __always_inline void stamp_put(void *map, const void *skb_ptr, struct pkt
 	e->len = st->len;
 	e->seq = st->seq;
 	e->ce = st->ce;
+	e->backlog_ns = st->backlog_ns;
 	/* the owner last (a compiler barrier; x86 keeps stores in order): a reader on another
 	 * CPU that sees it sees the time too. Where stores can be reordered, a reader racing
 	 * the writer takes at worst one wrong sample, never a crash. */

@@ -5,18 +5,21 @@
 #define TT_RX_BPF_H
 
 #include "flow.bpf.h"
+#include "nic.bpf.h"
 #include "packet.bpf.h"
 #include "requests.bpf.h"
 #include "sched.bpf.h"
 #include "sends.bpf.h"
 
-/* Driver receive: TCP data for selected ports gets a timestamp (and its ECN mark). */
+/* Driver receive: TCP data for selected ports gets a timestamp (and its ECN mark), and the
+ * time it spent in the backlog or GRO before (rx.backlog, with targ_nic). */
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 {
 	unsigned char *data = skb->data;
 	struct pkt_stamp st = {};
 	__u16 proto = bpf_ntohs(skb->protocol);
+	__u64 backlog = targ_nic ? rx_backlog_end(skb) : 0;
 	__u32 thoff, tot;
 	struct tcphdr th;
 	__u8 tos;
@@ -55,6 +58,9 @@ int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 	}
 	if (!port_selected(bpf_ntohs(th.dest), bpf_ntohs(th.source)))
 		return 0;
+	if (backlog && targ_nports && !targ_ndevs)
+		nic_sample(skb->dev, STAGE_RX_BACKLOG, skb->queue_mapping, backlog);
+	st.backlog_ns = backlog < 0xffffffffULL ? (__u32)backlog : 0xffffffffu;
 	if ((tos & 3) == 3)
 		st.ce = 1;
 	if (tot <= thoff + th.doff * 4 && !st.ce)
@@ -139,7 +145,10 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	flow_sample(f, STAGE_RX_STACK, now - st.ts);
 	if (!fresh)
 		return 0;
-	req_on_inbound(f, st.ts, now, fresh);
+	/* a request starts when its first segment entered the stack: the backlog or GRO wait
+	 * before the driver stamp is part of it (rx.backlog) */
+	req_on_inbound(f, st.ts - st.backlog_ns, now, fresh);
+	req_stage(f, STAGE_RX_BACKLOG, st.ts - st.backlog_ns, st.ts);
 	req_stage(f, STAGE_RX_STACK, st.ts, now);
 	return 0;
 }

@@ -3,8 +3,10 @@
  * side takes the enum from it; userspace takes names, classes, hooks, the programs each
  * stage needs and the stage sets of the commands (user/core/stages.c, stage_feeds.c);
  * tests/unit/test_stages.c checks docs/stages.md, the BPF object and the test files
- * against it. To add a stage: a row here, its programs in TT_PROGRAM_CATALOGUE, a row in
- * docs/stages.md, a part in user/attr (if it is a component of a request), a test.
+ * against it. Rows before RDMA_WR can accumulate inside a request (each costs a request
+ * event 8 bytes); rows after the RDMA ones cannot. To add a stage: a row here, its programs in
+ * TT_PROGRAM_CATALOGUE, a row in docs/stages.md, a part in user/attr (if it is a component of a
+ * request), a test.
  *
  * TT_STAGE(ID, name, class, flags, probe kind, tracepoints, hook, description, test)
  *   class       CLASS_* of user/core/stages.h: what its time counts towards
@@ -23,6 +25,10 @@
 #define SF_SCHED     0x04 /* needs the per-thread scheduler histograms */
 #define SF_RDMA      0x08 /* fed by the RDMA object (bpf/rdma.bpf.c), not the collector */
 #define SF_PLACE_DEV 0x10 /* samples carry a place: device (and qdisc) */
+#define SF_NIC                                                                                     \
+	0x20 /* fed by the driver/softirq programs (bpf/nic.bpf.h): attached only                  \
+	      * when --dev, a port filter of a request command or --stage selects                  \
+	      * them */
 
 /* clang-format off */
 #define TT_TPS(...) { __VA_ARGS__ }
@@ -85,12 +91,25 @@ X(REQ_TTFT, "req.ttft", REQUEST, SF_REQUESTS, -1,                               
   "request start -> first response byte", "tests/ns/test_explain.sh")                     \
 X(REQ_GAP, "req.gap", REQUEST, SF_REQUESTS, -1, TT_TPS("tcp:tcp_sendmsg_locked"),        \
   "request segmentation (chunk gaps)", "gap between response chunks", NULL)              \
+X(RX_BACKLOG, "rx.backlog", COMPUTE, SF_DEFAULT | SF_NIC | SF_PLACE_DEV, -1,              \
+  TT_TPS("net:netif_rx", "net:napi_gro_receive_entry", "net:netif_receive_skb"),         \
+  "tp_btf net:netif_rx / net:napi_gro_receive_entry (+ napi_gro_frags_entry) -> net:netif_receive_skb", \
+  "entering the stack -> leaving the per-CPU backlog or GRO", "tests/ns/test_nic_stages.sh") \
 X(RDMA_WR, "rdma.wr", TRANSPORT, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),                  \
   "uprobes on the verbs provider's post/poll functions",                                 \
   "RDMA work request post -> completion", "tests/bpf/test_rdma.sh")                       \
 X(RDMA_CQ_EVENT, "rdma.cq_event", COMPUTE, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),       \
   "uprobe/uretprobe on ibv_get_cq_event", "completion event -> waiter woken",            \
-  "tests/bpf/test_rdma.sh")
+  "tests/bpf/test_rdma.sh")                                                              \
+X(RX_SOFTIRQ, "rx.softirq", COMPUTE, SF_DEFAULT | SF_NIC, -1,                            \
+  TT_TPS("irq:softirq_raise", "irq:softirq_entry", "napi:napi_poll"),                    \
+  "tp_btf irq:softirq_raise(NET_RX) -> irq:softirq_entry(NET_RX) on that CPU",           \
+  "NET_RX softirq raised -> running (per CPU, irq exit or ksoftirqd)",                   \
+  "tests/ns/test_nic_stages.sh")                                                          \
+X(TX_RING, "tx.ring", TRANSPORT, SF_DEFAULT | SF_NIC | SF_PLACE_DEV, -1,                  \
+  TT_TPS("net:net_dev_start_xmit", "net:net_dev_xmit", "skb:consume_skb"),               \
+  "tp_btf net:net_dev_xmit -> skb:consume_skb of the same skb (TX completion)",          \
+  "driver took the packet -> its completion freed it", NULL)
 /* clang-format on */
 
 #define TT_STAGE_ENUM_ROW(id, ...) STAGE_##id,

@@ -3,6 +3,7 @@
  * per-socket state; each concern lives in its own header below. */
 #include "kernel_defs.bpf.h"
 #include "sock.bpf.h"
+#include "nic.bpf.h"
 #include "tx.bpf.h"
 #include "rx.bpf.h"
 #include "loss.bpf.h"

@@ -45,10 +45,32 @@ struct hist_key {
 	__u32 qdisc_handle;     /* place: qdisc handle (major:minor), 0 if none */
 	__u32 netns;            /* place: network namespace inode of the device */
 	__u32 tgid;             /* GROUP_COMM */
-	__u32 reserved;         /* explicit padding: keys are compared byte by byte */
+	__u16 cpu;              /* place: CPU + 1, 0 if none (rx.backlog, rx.softirq, tx.ring) */
+	__u16 queue;            /* place: queue + 1 (rx.backlog, tx.ring), or the softirq's
+				 * context (rx.softirq: SOFTIRQ_CTX_*); 0 if none */
 	__u64 id;               /* GROUP_PORT: port; GROUP_CGROUP: cgroup id */
 	__u8 addr[TT_ADDR_LEN]; /* GROUP_RADDR: remote address (v4 in the first 4 bytes) */
 	char comm[TT_COMM_LEN]; /* GROUP_COMM */
+};
+
+/* rx.softirq places: where the NET_RX softirq ran (hist_key.queue) */
+#define SOFTIRQ_CTX_IRQ       1 /* on the way out of an interrupt, or a bh enable */
+#define SOFTIRQ_CTX_KSOFTIRQD 2 /* in the CPU's ksoftirqd thread */
+
+/* napi_counts key: one NAPI instance (a device's queue, or a CPU's backlog when ifindex is
+ * 0 and napi_id is the CPU) */
+struct napi_key {
+	__u32 netns;
+	__u32 ifindex;
+	__u32 napi_id;
+	__u32 pad;
+};
+
+/* napi_counts value, per CPU, cumulative (userspace reads and deletes it each snapshot) */
+struct napi_count {
+	__u64 polls;
+	__u64 exhausted; /* polls that used the whole budget: the driver had more */
+	__u64 work;      /* packets handled */
 };
 
 /* place_slots value of a place seen by the kernel that userspace has not given a
@@ -90,6 +112,7 @@ enum tt_counter {
 	CNT_SENDS_UNTIMED,     /* sends acknowledged with no tx.sendq/tx.ack sample */
 	CNT_RETRANS_UNSEEN,    /* retransmissions no event reported, from total_retrans */
 	CNT_CLOSES_UNSEEN,     /* flows of closed sockets found by the sweep, not a close event */
+	CNT_BQL_STALLS,        /* napi:dql_stall_detected: a TX queue's completions stalled */
 	CNT__MAX,
 };
 
@@ -182,7 +205,8 @@ struct pkt_stamp {
 	__u32 len; /* payload bytes */
 	__u32 seq; /* TCP sequence (receive side): tells a reused skb address apart */
 	__u8 ce;   /* received with ECN CE */
-	__u8 pad[7];
+	__u8 pad[3];
+	__u32 backlog_ns; /* receive side: time in the backlog/GRO before the driver stamp */
 };
 
 struct stamp_bucket {

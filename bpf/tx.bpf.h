@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Transmit stages: tx.sendq (sendmsg to the device queue), tx.qdisc, tx.nic (the driver's
- * xmit) and, with sends.bpf.h, tx.ack; whether a send waits for a loss. */
+ * xmit), the start of tx.ring (nic.bpf.h) and, with sends.bpf.h, tx.ack; whether a send
+ * waits for a loss. */
 #ifndef TT_TX_BPF_H
 #define TT_TX_BPF_H
 
 #include "flow.bpf.h"
+#include "nic.bpf.h"
 #include "packet.bpf.h"
 #include "requests.bpf.h"
 #include "sched.bpf.h"
@@ -224,6 +226,7 @@ int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 		slot->skb = (__u64)skb;
 		slot->sk = (__u64)skb->sk;
 		slot->ts = now;
+		slot->freed = 0;
 	}
 	if (f) {
 		/* where the driver's software TX timestamp is taken; only while a send waits
@@ -254,6 +257,8 @@ int BPF_PROG(tt_net_dev_xmit, struct sk_buff *skb, int rc, struct net_device *de
 		return 0;
 	slot->skb = 0;
 	now = bpf_ktime_get_ns();
+	if (targ_nic)
+		tx_ring_start(slot, skb, dev, rc, now);
 	ce = remember_dev(dev, &dk);
 	f = flow_get((struct sock *)slot->sk, false);
 	if (f && f->verdict != FLOW_TRACED)

@@ -16,15 +16,29 @@
 /* The tracepoints kernel_caps_probe() looks for: a stage needing one outside this list
  * could never be available on any kernel, which the all-available test would show. */
 static const char *const all_tps[] = {
-	"tcp:tcp_sendmsg_locked",   "tcp:tcp_probe",
-	"tcp:tcp_retransmit_skb",   "sock:sock_send_length",
-	"sock:sock_recv_length",    "sock:sk_data_ready",
-	"sock:inet_sock_set_state", "qdisc:qdisc_enqueue",
-	"qdisc:qdisc_dequeue",      "net:net_dev_queue",
-	"net:net_dev_start_xmit",   "net:net_dev_xmit",
-	"net:netif_receive_skb",    "skb:kfree_skb",
-	"sched:sched_switch",       "sched:sched_wakeup",
+	"tcp:tcp_sendmsg_locked",
+	"tcp:tcp_probe",
+	"tcp:tcp_retransmit_skb",
+	"sock:sock_send_length",
+	"sock:sock_recv_length",
+	"sock:sk_data_ready",
+	"sock:inet_sock_set_state",
+	"qdisc:qdisc_enqueue",
+	"qdisc:qdisc_dequeue",
+	"net:net_dev_queue",
+	"net:net_dev_start_xmit",
+	"net:net_dev_xmit",
+	"net:netif_receive_skb",
+	"skb:kfree_skb",
+	"sched:sched_switch",
+	"sched:sched_wakeup",
 	"sched:sched_process_exit",
+	"net:netif_rx",
+	"net:napi_gro_receive_entry",
+	"irq:softirq_raise",
+	"irq:softirq_entry",
+	"napi:napi_poll",
+	"skb:consume_skb",
 };
 #define NTPS ((int)ARRAY_SIZE(all_tps))
 

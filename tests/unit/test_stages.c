@@ -92,6 +92,10 @@ static void test_classes(void **state)
 		{ "gpu.wait", CLASS_COMPUTE },
 		{ "rx.sockq", CLASS_COMPUTE },
 		{ "rx.stack", CLASS_TRANSPORT },
+		/* a packet waiting for the NET_RX softirq waits for the host's CPU */
+		{ "rx.backlog", CLASS_COMPUTE },
+		{ "rx.softirq", CLASS_COMPUTE },
+		{ "tx.ring", CLASS_TRANSPORT },
 		{ "tx.nic", CLASS_TRANSPORT },
 		{ "tx.qdisc", CLASS_CONGESTION },
 		{ "tx.sendq", CLASS_CONGESTION },
@@ -239,9 +243,14 @@ static void test_stage_sets(void **state)
 
 	(void)state;
 	n = stages_with(SF_DEFAULT, ids, STAGE__MAX);
-	assert_int_equal(n, 10);
+	assert_int_equal(n, 13);
 	assert_int_equal(ids[0], STAGE_TX_SENDQ);
-	assert_int_equal(ids[n - 1], STAGE_RDMA_CQ_EVENT);
+	assert_int_equal(ids[n - 1], STAGE_TX_RING);
+	/* the driver/softirq stages: shown by default once their programs run, which a
+	 * filter or --stage decides */
+	n = stages_with(SF_NIC, ids, STAGE__MAX);
+	assert_int_equal(n, 3);
+	assert_int_equal(ids[0], STAGE_RX_BACKLOG);
 	n = stages_with(SF_REQUESTS | SF_SCHED, ids, STAGE__MAX);
 	assert_int_equal(n, 4);
 	assert_int_equal(ids[0], STAGE_SCHED_RUNQ);

@@ -26,8 +26,9 @@
  * Version 1 (still read) has the same order with fixed-width numbers: u32 counts and
  * slots, u64 values, a place's key as u8 x4, u32 x6, u16 x2, raddr, comm, then u64 ns
  * and count.
- * A decoder refuses other versions and other field/part counts: a record written by a
- * different model is not silently reinterpreted. */
+ * A decoder refuses other versions and other field/part counts, except blobs from before
+ * parts were added at the end (ATTR_PARTS_V2 .. ATTR_PARTS parts; the missing parts read
+ * as zero): a record written by a different model is not silently reinterpreted. */
 #define ATTR_MAGIC         "TTAT"
 #define ATTR_VERSION       2
 #define ATTR_VERSION_FIXED 1
@@ -227,7 +228,8 @@ struct rbuf {
 	const unsigned char *p;
 	size_t len, off;
 	int err;
-	bool varint; /* version 2 numbers */
+	bool varint;   /* version 2 numbers */
+	__u32 nfields; /* fields of a bucket in this blob: older blobs have fewer parts */
 };
 
 static __u64 r_le(struct rbuf *r, int n)
@@ -328,7 +330,7 @@ static void r_side(struct rbuf *r, struct attr_side *sd)
 			r->err = -EINVAL;
 			break;
 		}
-		for (int f = 0; f < ATTR_FIELDS; f++)
+		for (__u32 f = 0; f < r->nfields; f++)
 			sd->b[slot].v[f] = r_num(r, 8);
 		/* a bucket holds what the latency histogram says it holds */
 		if (sd->b[slot].v[F_COUNT] != sd->lat.slots[slot])
@@ -344,15 +346,20 @@ static void r_side(struct rbuf *r, struct attr_side *sd)
  * the header and the checksum) with its number format set. */
 static int r_frame(struct rbuf *r)
 {
-	__u64 version;
+	__u64 version, nfields, nparts;
 
 	if (!r->p || r->len < ATTR_HDR_LEN + 8 || memcmp(r->p, ATTR_MAGIC, 4))
 		return -EINVAL;
 	r->off = 4;
 	version = r_le(r, 2);
-	if ((version != ATTR_VERSION && version != ATTR_VERSION_FIXED) ||
-	    r_le(r, 2) != ATTR_FIELDS || r_le(r, 2) != ATTR_PARTS)
+	nfields = r_le(r, 2);
+	nparts = r_le(r, 2);
+	/* parts are only ever added at the end, after every other field: a blob written
+	 * before one was added reads with that part zero */
+	if ((version != ATTR_VERSION && version != ATTR_VERSION_FIXED) || nparts < ATTR_PARTS_V2 ||
+	    nparts > ATTR_PARTS || nfields != F_PARTS + nparts)
 		return -EINVAL;
+	r->nfields = (__u32)nfields;
 	r->varint = version == ATTR_VERSION;
 	r_le(r, 2);
 	if (r_le(r, 8) != r->len)
@@ -420,8 +427,9 @@ static void r_place(struct rbuf *r, struct attr_agg *a)
 	cnt = r_num(r, 8);
 	if (r->err)
 		return;
-	if (k.part >= ATTR_PARTS || !cnt || (k.role != ROLE_SERVER && k.role != ROLE_CLIENT) ||
-	    k.comm[sizeof(k.comm) - 1] || (__u32)k.band > HIST_SLOTS >> ATTR_BAND_SHIFT) {
+	if (k.part >= r->nfields - F_PARTS || !cnt ||
+	    (k.role != ROLE_SERVER && k.role != ROLE_CLIENT) || k.comm[sizeof(k.comm) - 1] ||
+	    (__u32)k.band > HIST_SLOTS >> ATTR_BAND_SHIFT) {
 		r->err = -EINVAL;
 		return;
 	}

@@ -42,6 +42,9 @@ const struct attr_part_info attr_parts[ATTR_PARTS] = {
 	/* named by its cause: the stage is tx.sendq, the wait is the loss recovery's */
 	[PART_TX_SENDQ_LOSS] = { "tcp.retrans", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
 				 "response held in the send queue while TCP recovers from loss" },
+	/* the backlog drains when the NET_RX softirq gets the CPU: the host's compute */
+	[PART_RX_BACKLOG] = { "rx.backlog", ATTR_COMPUTE, PLACE_FLOW, PLACE_PEER,
+			      "received, waiting in the backlog/GRO for the NET_RX softirq" },
 };
 
 const struct attr_part_info *attr_part_info(enum attr_part p)
@@ -111,23 +114,23 @@ static void claim_rest(struct filler *f, enum attr_part p)
  * before the thread states; runq before rx.sockq because a request waiting for its reader
  * to get a CPU is a CPU problem first. */
 static const enum attr_part srv_service[] = {
-	PART_RX_STACK,    PART_SCHED_RUNQ,   PART_GPU_WAIT,
+	PART_RX_BACKLOG,  PART_RX_STACK,     PART_SCHED_RUNQ, PART_GPU_WAIT,
 	PART_SCHED_ONCPU, PART_SCHED_OFFCPU, PART_RX_SOCKQ,
 };
 static const enum attr_part srv_response[] = {
-	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC,     PART_TX_SENDQ,
-	PART_TX_SENDQ_LOSS, PART_TX_NIC,       PART_RX_STACK,     PART_SCHED_RUNQ,
-	PART_GPU_WAIT,      PART_SCHED_ONCPU,  PART_SCHED_OFFCPU, PART_RX_SOCKQ,
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ,   PART_TX_SENDQ_LOSS,
+	PART_TX_NIC,        PART_RX_BACKLOG,   PART_RX_STACK, PART_SCHED_RUNQ, PART_GPU_WAIT,
+	PART_SCHED_ONCPU,   PART_SCHED_OFFCPU, PART_RX_SOCKQ,
 };
 static const enum attr_part cli_request[] = {
-	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC, PART_TX_SENDQ,
-	PART_TX_SENDQ_LOSS, PART_TX_NIC,       PART_RX_STACK,
+	PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC,   PART_TX_SENDQ,
+	PART_TX_SENDQ_LOSS, PART_TX_NIC,       PART_RX_BACKLOG, PART_RX_STACK,
 };
 /* the client's own reading: runq, then the data it leaves on the socket */
 static const enum attr_part cli_read[] = {
-	PART_SCHED_RUNQ, PART_RX_SOCKQ,      PART_SCHED_ONCPU,  PART_GPU_WAIT,
-	PART_RX_STACK,   PART_RETRANS_QUEUE, PART_RETRANS_LOSS, PART_TX_QDISC,
-	PART_TX_SENDQ,   PART_TX_SENDQ_LOSS, PART_TX_NIC,
+	PART_SCHED_RUNQ, PART_RX_SOCKQ, PART_SCHED_ONCPU,   PART_GPU_WAIT,
+	PART_RX_BACKLOG, PART_RX_STACK, PART_RETRANS_QUEUE, PART_RETRANS_LOSS,
+	PART_TX_QDISC,   PART_TX_SENDQ, PART_TX_SENDQ_LOSS, PART_TX_NIC,
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -159,6 +162,7 @@ void attr_split_request_base(const struct req_event *ev, __u64 base_rtt_ns, stru
 	o->retrans_congestion = (ev->retrans || st[STAGE_TCP_RETRANS]) &&
 				(ev->ecn_ce || (ev->drops && queue_evidence(ev, base)));
 
+	f.avail[PART_RX_BACKLOG] = st[STAGE_RX_BACKLOG];
 	f.avail[PART_RX_STACK] = st[STAGE_RX_STACK];
 	f.avail[PART_RX_SOCKQ] = st[STAGE_RX_SOCKQ];
 	/* a send queue held back by loss recovery is the loss's doing: the same evidence rule

@@ -18,7 +18,8 @@
  * What the engine expects of struct req_event (the BPF side fills it this way):
  *
  * ROLE_SERVER (accepted socket; ROLE_AUTO is treated the same):
- *   start_ns      driver receive of the request's first segment
+ *   start_ns      driver receive of the request's first segment; with the driver/softirq
+ *                 programs, when it entered the stack (before the backlog or GRO)
  *   first_resp_ns first response send() by the application (0 if none)
  *   end_ns        last response byte handed to the device, retransmissions included, so a
  *                 retransmitted response keeps its recovery inside the request (falls back
@@ -64,8 +65,13 @@ enum attr_part {
 	PART_UNCOVERED,     /* covered by no stage, unattributed */
 	PART_TX_SENDQ_LOSS, /* tx.sendq in a request that retransmitted without queue
 			     * evidence: cwnd held back by loss recovery, transport */
+	/* parts are added here, at the end: older aggregate blobs have the ones above */
+	PART_RX_BACKLOG, /* rx.backlog, compute: waiting for the receive softirq's CPU */
 	ATTR_PARTS,
 };
+
+/* Parts of an aggregate blob written before rx.backlog was added (attr_codec.c). */
+#define ATTR_PARTS_V2 PART_RX_BACKLOG
 
 /* What identifies a place; a part's places are kept at a fine level and, when no fine
  * place holds half of the part's tail time, reported at a coarse one. */

@@ -13,6 +13,29 @@
 
 static const char *const tstamp_names[PT__MAX] = { "SENDMSG", "SCHED", "SND_SW", "SND_HW", "ACK" };
 
+/* What a tracepoint feeds: the stages of the catalogue that need it, or what the programs
+ * use it for beyond stages. */
+static void tp_feeds(const char *tp, char *buf, size_t len)
+{
+	const char *extra = kernel_caps_tp_feeds(tp);
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int s = 0; s < STAGE__MAX && off < len; s++) {
+		const struct stage_info *si = stage_info(s);
+
+		for (int t = 0; t < 4 && si->tps[t]; t++) {
+			if (strcmp(si->tps[t], tp))
+				continue;
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " " : "",
+						si->name);
+			break;
+		}
+	}
+	if (extra && off < len)
+		snprintf(buf + off, len - off, "%s%s", off ? " " : "", extra);
+}
+
 static void print_json(const struct kernel_caps *c, const struct rdma_support *rs)
 {
 	struct json_writer w;
@@ -42,10 +65,14 @@ static void print_json(const struct kernel_caps *c, const struct rdma_support *r
 	jw_object_end(&w);
 	jw_array_begin(&w, "tracepoints");
 	for (int i = 0; i < c->ntps; i++) {
+		char feeds[256];
+
+		tp_feeds(c->tps[i].name, feeds, sizeof(feeds));
 		jw_object_begin(&w, NULL);
 		jw_string(&w, "name", c->tps[i].name);
 		jw_bool(&w, "tp_btf", c->tps[i].btf);
 		jw_bool(&w, "tracefs", c->tps[i].tracefs);
+		jw_string(&w, "feeds", feeds);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
@@ -83,9 +110,13 @@ static void print_text(const struct kernel_caps *c, const struct rdma_support *r
 		printf("  %-24s %-4s %s\n", probe_kind_name(k),
 		       c->kinds[k].available ? "yes" : "no", c->kinds[k].detail);
 	printf("\ntracepoints:\n");
-	for (int i = 0; i < c->ntps; i++)
-		printf("  %-28s tp_btf %-3s tracefs %s\n", c->tps[i].name,
-		       c->tps[i].btf ? "yes" : "no", c->tps[i].tracefs ? "yes" : "no");
+	for (int i = 0; i < c->ntps; i++) {
+		char feeds[256];
+
+		tp_feeds(c->tps[i].name, feeds, sizeof(feeds));
+		printf("  %-28s tp_btf %-3s tracefs %-3s  %s\n", c->tps[i].name,
+		       c->tps[i].btf ? "yes" : "no", c->tps[i].tracefs ? "yes" : "no", feeds);
+	}
 	printf("\nstages:\n");
 	for (int s = 0; s < STAGE__MAX; s++) {
 		stage_feed_of(c, s, &feed);

@@ -68,12 +68,31 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 	}
 }
 
+/* The queue and CPU of a driver/softirq stage's place ("rxq 0 cpu 1", "cpu 1 ksoftirqd"). */
+static void place_queue_cpu(const struct hist_key *k, char *buf, size_t len)
+{
+	char q[24] = "", c[16] = "";
+
+	if (k->stage == STAGE_RX_SOFTIRQ && k->queue == SOFTIRQ_CTX_KSOFTIRQD)
+		snprintf(q, sizeof(q), " ksoftirqd");
+	else if (k->stage != STAGE_RX_SOFTIRQ && k->queue)
+		snprintf(q, sizeof(q), " %s %u", k->stage == STAGE_TX_RING ? "txq" : "rxq",
+			 k->queue - 1);
+	if (k->cpu)
+		snprintf(c, sizeof(c), " cpu %u", k->cpu - 1);
+	if (k->stage == STAGE_RX_SOFTIRQ)
+		snprintf(buf, len, "%s%s", c + (c[0] ? 1 : 0), q);
+	else
+		snprintf(buf, len, "%s%s", q, c);
+}
+
 void stage_report_place(const struct snapshot *s, const struct hist_key *k, char *buf, size_t len)
 {
-	char dev[48], qd[16];
+	char dev[48], qd[16], qc[48];
 
+	place_queue_cpu(k, qc, sizeof(qc));
 	if (!k->ifindex) {
-		buf[0] = 0;
+		snprintf(buf, len, "%s", qc);
 		return;
 	}
 	snapshot__dev_label(s, k->netns, k->ifindex, dev, sizeof(dev));
@@ -81,7 +100,7 @@ void stage_report_place(const struct snapshot *s, const struct hist_key *k, char
 	if (k->stage == STAGE_TX_QDISC)
 		snprintf(buf, len, "dev %s qdisc %s", dev, qd);
 	else
-		snprintf(buf, len, "dev %s", dev);
+		snprintf(buf, len, "dev %s%s", dev, qc);
 }
 
 const char *drop_reason_name(unsigned int reason, char *buf, size_t len)
@@ -193,6 +212,7 @@ void stage_report_counters_print_json(const struct snapshot *s, struct json_writ
 	jw_uint(w, "slow_requests_cut", s->slow_cut);
 	jw_uint(w, "sends_untimed", s->counters[CNT_SENDS_UNTIMED]);
 	jw_uint(w, "closes_unseen", s->counters[CNT_CLOSES_UNSEEN]);
+	jw_uint(w, "bql_stalls", s->counters[CNT_BQL_STALLS]);
 	jw_object_end(w);
 }
 
@@ -257,6 +277,7 @@ void stage_report_print_json(const struct snapshot *s, const struct stage_report
 	free(v);
 	jw_array_end(w);
 	stage_report_counters_print_json(s, w);
+	nic_report_json(s, ro->duration_s, w);
 }
 
 /* One row per power of two (sub-buckets summed) keeps the chart short. */
@@ -378,4 +399,5 @@ void stage_report_print_text(const struct snapshot *s, const struct stage_report
 		fprintf(f, "(no samples for the selected stages and filters)\n");
 	free(v);
 	stage_report_counters_print_text(s, f);
+	nic_report_text(s, ro->duration_s, f);
 }

@@ -32,5 +32,10 @@ void stage_report_print_json(const struct snapshot *s, const struct stage_report
 void stage_report_counters_print_json(const struct snapshot *s, struct json_writer *w);
 void stage_report_print_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f);
 void stage_report_counters_print_text(const struct snapshot *s, FILE *f);
+/* nic_report.c: NAPI polls against their budget per device and queue, BQL stalls and the
+ * per-CPU softnet_stat counters of the interval; nothing when the driver/softirq
+ * programs did not run. */
+void nic_report_text(const struct snapshot *s, double duration_s, FILE *f);
+void nic_report_json(const struct snapshot *s, double duration_s, struct json_writer *w);
 
 #endif

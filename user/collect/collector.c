@@ -49,32 +49,60 @@ static void map_unview(const struct bpf_map *map, const void *p)
 		munmap((void *)p, map_view_len(map));
 }
 
-/* Which tracepoint each tp_btf program needs; programs of absent hooks are not loaded. */
+/* Which tracepoint each tp_btf program needs; programs of absent hooks are not loaded.
+ * requests_only: loaded for the request commands; nic_only: for the driver/softirq stages
+ * (nic_wanted). */
 static const struct {
 	const char *prog;
 	const char *tp;
 	bool requests_only;
+	bool nic_only;
 } prog_hooks[] = {
-	{ "tt_tcp_sendmsg", "tcp:tcp_sendmsg_locked", false },
-	{ "tt_sock_send_length", "sock:sock_send_length", false },
-	{ "tt_net_dev_queue", "net:net_dev_queue", false },
-	{ "tt_qdisc_enqueue", "qdisc:qdisc_enqueue", false },
-	{ "tt_qdisc_dequeue", "qdisc:qdisc_dequeue", false },
-	{ "tt_net_dev_start_xmit", "net:net_dev_start_xmit", false },
-	{ "tt_net_dev_xmit", "net:net_dev_xmit", false },
-	{ "tt_netif_receive_skb", "net:netif_receive_skb", false },
-	{ "tt_tcp_probe", "tcp:tcp_probe", false },
-	{ "tt_sk_data_ready", "sock:sk_data_ready", false },
-	{ "tt_sock_recv_length", "sock:sock_recv_length", false },
-	{ "tt_tcp_retransmit_skb", "tcp:tcp_retransmit_skb", false },
-	{ "tt_tcp_retransmit_synack", "tcp:tcp_retransmit_synack", false },
-	{ "tt_kfree_skb", "skb:kfree_skb", false },
-	{ "tt_inet_sock_set_state", "sock:inet_sock_set_state", false },
-	{ "tt_tcp_destroy_sock", "tcp:tcp_destroy_sock", false },
-	{ "tt_sched_switch", "sched:sched_switch", true },
-	{ "tt_sched_wakeup", "sched:sched_wakeup", true },
-	{ "tt_sched_exit", "sched:sched_process_exit", true },
+	{ "tt_tcp_sendmsg", "tcp:tcp_sendmsg_locked", false, false },
+	{ "tt_sock_send_length", "sock:sock_send_length", false, false },
+	{ "tt_net_dev_queue", "net:net_dev_queue", false, false },
+	{ "tt_qdisc_enqueue", "qdisc:qdisc_enqueue", false, false },
+	{ "tt_qdisc_dequeue", "qdisc:qdisc_dequeue", false, false },
+	{ "tt_net_dev_start_xmit", "net:net_dev_start_xmit", false, false },
+	{ "tt_net_dev_xmit", "net:net_dev_xmit", false, false },
+	{ "tt_netif_receive_skb", "net:netif_receive_skb", false, false },
+	{ "tt_tcp_probe", "tcp:tcp_probe", false, false },
+	{ "tt_sk_data_ready", "sock:sk_data_ready", false, false },
+	{ "tt_sock_recv_length", "sock:sock_recv_length", false, false },
+	{ "tt_tcp_retransmit_skb", "tcp:tcp_retransmit_skb", false, false },
+	{ "tt_tcp_retransmit_synack", "tcp:tcp_retransmit_synack", false, false },
+	{ "tt_kfree_skb", "skb:kfree_skb", false, false },
+	{ "tt_inet_sock_set_state", "sock:inet_sock_set_state", false, false },
+	{ "tt_tcp_destroy_sock", "tcp:tcp_destroy_sock", false, false },
+	{ "tt_sched_switch", "sched:sched_switch", true, false },
+	{ "tt_sched_wakeup", "sched:sched_wakeup", true, false },
+	{ "tt_sched_exit", "sched:sched_process_exit", true, false },
+	{ "tt_netif_rx", "net:netif_rx", false, true },
+	{ "tt_napi_gro_receive", "net:napi_gro_receive_entry", false, true },
+	{ "tt_napi_gro_frags", "net:napi_gro_frags_entry", false, true },
+	{ "tt_softirq_raise", "irq:softirq_raise", false, true },
+	{ "tt_softirq_entry", "irq:softirq_entry", false, true },
+	{ "tt_napi_poll", "napi:napi_poll", false, true },
+	{ "tt_dql_stall", "napi:dql_stall_detected", false, true },
+	{ "tt_consume_skb", "skb:consume_skb", false, true },
 };
+
+/* The driver/softirq programs fire per packet or per softirq on the whole host: they run
+ * only when something selects them. A device filter selects its devices; a port filter
+ * of a request command (explain, record) selects them so a request's backlog wait is seen;
+ * --stage naming one of their stages selects them on every device. */
+static bool nic_wanted(const struct tt_opts *o, unsigned int features)
+{
+	if (o->ndevs || (o->nports && (features & COLL_REQUESTS)))
+		return true;
+	for (int i = 0; i < o->nstages; i++) {
+		const struct stage_info *si = stage_info(o->stages[i]);
+
+		if (si && (si->flags & SF_NIC))
+			return true;
+	}
+	return false;
+}
 
 static const char *const cuda_syncs[] = { "cuStreamSynchronize", "cuEventSynchronize",
 					  "cuCtxSynchronize" };
@@ -128,6 +156,8 @@ static void note_missing(struct collector *c)
 		if (s == STAGE_RDMA_WR || s == STAGE_RDMA_CQ_EVENT)
 			continue; /* the RDMA tracer reports its own */
 		if (s == STAGE_GPU_WAIT && !c->skel->rodata->targ_requests)
+			continue;
+		if ((stage_info(s)->flags & SF_NIC) && !c->nic)
 			continue;
 		stage_feed_of(&c->caps, s, &feed);
 		if (feed.available)
@@ -198,6 +228,8 @@ static int set_filters(struct collector *c, const struct tt_opts *o, int cgfd, c
 	c->skel->rodata->targ_role = o->role;
 	c->skel->rodata->targ_requests = c->features & COLL_REQUESTS;
 	c->skel->rodata->targ_sched_hist = c->features & COLL_SCHED_HIST;
+	c->nic = nic_wanted(o, c->features);
+	c->skel->rodata->targ_nic = c->nic;
 	return 0;
 }
 
@@ -252,7 +284,8 @@ static void choose_programs(struct collector *c, const struct tt_opts *o)
 		if (!p)
 			continue;
 		if (!kernel_caps_has_tp(&c->caps, prog_hooks[i].tp) ||
-		    (prog_hooks[i].requests_only && !(c->features & COLL_REQUESTS)))
+		    (prog_hooks[i].requests_only && !(c->features & COLL_REQUESTS)) ||
+		    (prog_hooks[i].nic_only && !c->nic))
 			bpf_program__set_autoload(p, false);
 	}
 	if (!o->cuda || !(c->features & COLL_REQUESTS) || !c->caps.kinds[PK_UPROBE].available) {
@@ -443,6 +476,8 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (cgfd >= 0)
 		close(cgfd);
 	note_missing(c);
+	if (c->nic)
+		softnet_baseline(c);
 	c->start_realtime = realtime_ns();
 	*out = c;
 	return 0;
@@ -523,5 +558,6 @@ void collector__close(struct collector *c)
 	free(c->stage_prev);
 	free(c->place_keys);
 	free(c->place_prev);
+	free(c->softnet_prev);
 	free(c);
 }

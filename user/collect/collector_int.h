@@ -64,6 +64,9 @@ struct collector {
 	char why_buf[STAGE__MAX][128];
 	int nmissing;
 	__u64 start_realtime;
+	bool nic;                          /* the driver/softirq programs run (bpf/nic.bpf.h) */
+	struct snap_softnet *softnet_prev; /* softnet_stat at the last snapshot */
+	int nsoftnet_prev;
 };
 
 /* collector_rings.c */
@@ -73,5 +76,7 @@ void req_rings_close(struct collector *c);
 
 /* collector_snapshot.c */
 void assign_place_slots(struct collector *c);
+/* The collector's first softnet_stat reading, the base of the first interval's deltas. */
+void softnet_baseline(struct collector *c);
 
 #endif

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collector_int.h"
+#include "collect/softnet.h"
 #include "attr/attribution.h"
 #include "tailtrace.skel.h"
 #include "lib/util.h"
@@ -302,6 +303,75 @@ static void move_requests(struct collector *c, struct snapshot *s)
 	}
 }
 
+/* NAPI poll counts since the last snapshot: each instance read and deleted at once. */
+static int collect_napi(struct collector *c, struct snapshot *s)
+{
+	int fd = bpf_map__fd(c->skel->maps.napi_counts);
+	struct napi_key key, next;
+	struct napi_count *vals = calloc((size_t)c->ncpus, sizeof(*vals));
+	int err = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	/* bounded: instances deleted here come back at their next poll */
+	for (__u32 i = 0; !err && i < 2 * bpf_map__max_entries(c->skel->maps.napi_counts) &&
+			  !bpf_map_get_next_key(fd, NULL, &next);
+	     i++) {
+		struct napi_count sum = { 0 };
+
+		key = next;
+		if (bpf_map_lookup_and_delete_elem(fd, &key, vals))
+			break;
+		for (int cpu = 0; cpu < c->ncpus; cpu++) {
+			sum.polls += vals[cpu].polls;
+			sum.exhausted += vals[cpu].exhausted;
+			sum.work += vals[cpu].work;
+		}
+		if (sum.polls)
+			err = snapshot__add_napi(s, &key, &sum);
+		/* the key is gone: the walk starts again from the first key */
+	}
+	free(vals);
+	return err;
+}
+
+/* /proc/net/softnet_stat now, cumulative; NULL when unreadable. */
+static struct snap_softnet *softnet_now(int *n)
+{
+	struct snap_softnet *rows = calloc(SOFTNET_MAX_CPUS, sizeof(*rows));
+	FILE *f = fopen("/proc/net/softnet_stat", "r");
+
+	*n = 0;
+	if (rows && f)
+		*n = softnet_parse(f, rows, SOFTNET_MAX_CPUS);
+	if (f)
+		fclose(f);
+	return rows;
+}
+
+void softnet_baseline(struct collector *c)
+{
+	free(c->softnet_prev);
+	c->softnet_prev = softnet_now(&c->nsoftnet_prev);
+}
+
+/* The per-CPU softnet counters over the same interval as the histograms. */
+static int collect_softnet(struct collector *c, struct snapshot *s)
+{
+	struct snap_softnet *cur;
+	int n, err;
+
+	if (!c->softnet_prev)
+		return 0;
+	cur = softnet_now(&n);
+	if (!cur)
+		return -ENOMEM;
+	err = softnet_delta(s, c->softnet_prev, c->nsoftnet_prev, cur, n);
+	c->nsoftnet_prev = n;
+	free(cur);
+	return err;
+}
+
 int collector__snapshot(struct collector *c, struct snapshot *s)
 {
 	__u64 cur[CNT__MAX];
@@ -320,6 +390,13 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 	count_thread_evictions(c, s);
 	count_unmatched_stamps(c, s, cur);
 	collect_devnames(c, s);
+	if (c->nic) {
+		err = collect_napi(c, s);
+		if (!err)
+			err = collect_softnet(c, s);
+		if (err)
+			return err;
+	}
 	move_requests(c, s);
 	if (!s->start_ns)
 		s->start_ns = c->start_realtime;

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "collect/kernel_caps.h"
 #include "collect/cgroup.h"
+#include "core/stages.h"
 #include "probe.skel.h"
 #include "lib/util.h"
 
@@ -36,19 +37,50 @@ static const char *const kind_names[PK__MAX] = {
 	[PK_XDP] = "xdp",
 };
 
-/* Tracepoints the stages use (tp_btf needs btf_trace_<event> in vmlinux BTF). */
-static const char *const needed_tps[] = {
-	"tcp:tcp_sendmsg_locked",   "tcp:tcp_probe",
-	"tcp:tcp_retransmit_skb",   "tcp:tcp_retransmit_synack",
-	"sock:sock_send_length",    "sock:sock_recv_length",
-	"sock:sk_data_ready",       "sock:inet_sock_set_state",
-	"tcp:tcp_destroy_sock",     "qdisc:qdisc_enqueue",
-	"qdisc:qdisc_dequeue",      "net:net_dev_queue",
-	"net:net_dev_start_xmit",   "net:net_dev_xmit",
-	"net:netif_receive_skb",    "skb:kfree_skb",
-	"sched:sched_switch",       "sched:sched_wakeup",
-	"sched:sched_process_exit",
+/* Tracepoints the programs use beyond those the stage catalogue names (tp_btf needs
+ * btf_trace_<event> in vmlinux BTF), and what each feeds. */
+static const struct {
+	const char *name;
+	const char *feeds;
+} extra_tps[] = {
+	{ "tcp:tcp_retransmit_synack", "counters.retransmits_synack" },
+	{ "sock:inet_sock_set_state", "flow state (every TCP stage)" },
+	{ "tcp:tcp_destroy_sock", "flow state (every TCP stage)" },
+	{ "skb:kfree_skb", "counters.drops, qdisc_drops" },
+	{ "sched:sched_process_exit", "thread state (sched.*)" },
+	{ "net:napi_gro_frags_entry", "rx.backlog (drivers using napi_gro_frags)" },
+	{ "napi:dql_stall_detected", "counters.bql_stalls (6.10+)" },
 };
+
+const char *kernel_caps_tp_feeds(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(extra_tps); i++)
+		if (!strcmp(extra_tps[i].name, name))
+			return extra_tps[i].feeds;
+	return NULL;
+}
+
+/* The catalogue's tracepoints, each once, then the extra ones. */
+static int needed_tps(const char **out, int max)
+{
+	int n = 0;
+
+	for (int s = 0; s < STAGE__MAX; s++) {
+		const struct stage_info *si = stage_info(s);
+
+		for (int t = 0; t < 4 && si->tps[t]; t++) {
+			bool seen = false;
+
+			for (int i = 0; i < n && !seen; i++)
+				seen = !strcmp(out[i], si->tps[t]);
+			if (!seen && n < max)
+				out[n++] = si->tps[t];
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(extra_tps) && n < max; i++)
+		out[n++] = extra_tps[i].name;
+	return n;
+}
 
 const char *probe_kind_name(enum probe_kind k)
 {
@@ -360,8 +392,10 @@ static bool tracefs_mounted(const char *path)
 
 int kernel_caps_probe(struct kernel_caps *c)
 {
+	const char *tps[CAPS_MAX_TPS];
 	struct utsname u;
 	struct btf *btf;
+	int ntps;
 
 	memset(c, 0, sizeof(*c));
 	if (!uname(&u))
@@ -373,16 +407,17 @@ int kernel_caps_probe(struct kernel_caps *c)
 		c->tracefs_mounted_by_us = c->tracefs;
 	}
 	btf = c->btf ? btf__load_vmlinux_btf() : NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(needed_tps); i++) {
+	ntps = needed_tps(tps, CAPS_MAX_TPS);
+	for (int i = 0; i < ntps; i++) {
 		struct tp_need *t = &c->tps[c->ntps++];
 		char name[128], path[256];
-		const char *ev = strchr(needed_tps[i], ':') + 1;
+		const char *ev = strchr(tps[i], ':') + 1;
 
-		t->name = needed_tps[i];
+		t->name = tps[i];
 		snprintf(name, sizeof(name), "btf_trace_%s", ev);
 		t->btf = btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
 		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%.*s/%s",
-			 (int)(ev - needed_tps[i] - 1), needed_tps[i], ev);
+			 (int)(ev - tps[i] - 1), tps[i], ev);
 		t->tracefs = c->tracefs && access(path, F_OK) == 0;
 	}
 	btf__free(btf);

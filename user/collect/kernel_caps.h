@@ -20,7 +20,7 @@ struct tp_need {
 	bool tracefs;     /* listed under tracefs events (classic tracepoint usable) */
 };
 
-#define CAPS_MAX_TPS 24
+#define CAPS_MAX_TPS 48
 
 struct kernel_caps {
 	char release[65];
@@ -36,6 +36,9 @@ struct kernel_caps {
 const char *probe_kind_name(enum probe_kind k);
 /* Runs every probe. Needs root; returns 0 or negative errno for a setup failure. */
 int kernel_caps_probe(struct kernel_caps *c);
+/* What a tracepoint no stage of the catalogue names feeds (a counter, flow state), or
+ * NULL. */
+const char *kernel_caps_tp_feeds(const char *name);
 /* True when the tracepoint is usable through tp_btf. */
 bool kernel_caps_has_tp(const struct kernel_caps *c, const char *name);
 

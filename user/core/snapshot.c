@@ -121,6 +121,8 @@ void snapshot__free(struct snapshot *s)
 	free(s->hists);
 	free(s->devs);
 	free(s->slow_reqs);
+	free(s->napi);
+	free(s->softnet);
 	attr_agg__free(s->attr);
 	index_free(s->hist_idx);
 	index_free(s->dev_idx);
@@ -157,6 +159,48 @@ int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const str
 	if (!dst)
 		return -ENOMEM;
 	hist_add(dst, h);
+	return 0;
+}
+
+int snapshot__add_napi(struct snapshot *s, const struct napi_key *key, const struct napi_count *c)
+{
+	struct snap_napi *n = NULL;
+
+	for (size_t i = 0; i < s->nnapi && !n; i++)
+		if (!memcmp(&s->napi[i].key, key, sizeof(*key)))
+			n = &s->napi[i];
+	if (!n) {
+		if (ARRAY_RESERVE(s->napi, s->napi_cap, s->nnapi + 1))
+			return -ENOMEM;
+		n = &s->napi[s->nnapi++];
+		memset(n, 0, sizeof(*n));
+		n->key = *key;
+	}
+	n->c.polls += c->polls;
+	n->c.exhausted += c->exhausted;
+	n->c.work += c->work;
+	return 0;
+}
+
+int snapshot__add_softnet(struct snapshot *s, const struct snap_softnet *row)
+{
+	struct snap_softnet *r = NULL;
+
+	for (size_t i = 0; i < s->nsoftnet && !r; i++)
+		if (s->softnet[i].cpu == row->cpu)
+			r = &s->softnet[i];
+	if (!r) {
+		if (ARRAY_RESERVE(s->softnet, s->softnet_cap, s->nsoftnet + 1))
+			return -ENOMEM;
+		r = &s->softnet[s->nsoftnet++];
+		memset(r, 0, sizeof(*r));
+		r->cpu = row->cpu;
+	}
+	r->processed += row->processed;
+	r->dropped += row->dropped;
+	r->time_squeeze += row->time_squeeze;
+	r->received_rps += row->received_rps;
+	r->flow_limit += row->flow_limit;
 	return 0;
 }
 
@@ -235,6 +279,12 @@ int snapshot__merge(struct snapshot *dst, const struct snapshot *src)
 			return err;
 	for (size_t i = 0; i < src->ndevs; i++)
 		if ((err = snapshot__add_dev(dst, &src->devs[i].key, src->devs[i].name)))
+			return err;
+	for (size_t i = 0; i < src->nnapi; i++)
+		if ((err = snapshot__add_napi(dst, &src->napi[i].key, &src->napi[i].c)))
+			return err;
+	for (size_t i = 0; i < src->nsoftnet; i++)
+		if ((err = snapshot__add_softnet(dst, &src->softnet[i])))
 			return err;
 	for (int i = 0; i < CNT__MAX; i++)
 		dst->counters[i] += src->counters[i];

@@ -18,6 +18,23 @@ struct snap_dev {
 	char name[TT_IFNAME_LEN];
 };
 
+/* NAPI polls of one instance over the interval (bpf/nic.bpf.h). */
+struct snap_napi {
+	struct napi_key key;
+	struct napi_count c;
+};
+
+/* One CPU's /proc/net/softnet_stat counters over the interval (deltas). */
+struct snap_softnet {
+	__u32 cpu;
+	__u32 pad;
+	__u64 processed;    /* packets taken off the backlog / NAPI */
+	__u64 dropped;      /* the backlog was full (netdev_max_backlog) */
+	__u64 time_squeeze; /* net_rx_action ran out of budget or time with work left */
+	__u64 received_rps; /* RPS/RFS inter-processor interrupts received */
+	__u64 flow_limit;   /* packets dropped by the flow limit */
+};
+
 struct snapshot {
 	__u64 start_ns; /* CLOCK_REALTIME of the interval start */
 	__u64 end_ns;
@@ -44,6 +61,11 @@ struct snapshot {
 	/* hash indexes over hists[] and devs[] by key, so adding and merging cost O(1) a key
 	 * instead of a scan: change hists/devs only through the functions below */
 	struct snap_index *hist_idx, *dev_idx;
+	/* the driver/softirq part, when its programs ran (bpf/nic.bpf.h) */
+	struct snap_napi *napi;
+	size_t nnapi, napi_cap;
+	struct snap_softnet *softnet;
+	size_t nsoftnet, softnet_cap;
 };
 
 void snapshot__init(struct snapshot *s);
@@ -53,6 +75,9 @@ void snapshot__free(struct snapshot *s);
 int snapshot__add_hist(struct snapshot *s, const struct hist_key *key, const struct hist *h);
 /* The histogram of key, a zeroed one appended when key is new; NULL when out of memory. */
 struct hist *snapshot__hist(struct snapshot *s, const struct hist_key *key);
+/* Adds (sums) a NAPI instance's or a CPU's softnet counters. Return 0 or -ENOMEM. */
+int snapshot__add_napi(struct snapshot *s, const struct napi_key *key, const struct napi_count *c);
+int snapshot__add_softnet(struct snapshot *s, const struct snap_softnet *row);
 /* Adds a device under key; a key already present keeps its first name. 0 or -ENOMEM. */
 int snapshot__add_dev(struct snapshot *s, const struct dev_key *key, const char *name);
 const char *snapshot__dev_name(const struct snapshot *s, __u32 netns, __u32 ifindex);
