@@ -117,6 +117,8 @@ int cmd_record(int argc, char **argv)
 		session_end(&ss);
 		return 2;
 	}
+	/* the segment directory is open: nothing left needs a privilege */
+	session_settle(&ss);
 	if (http) {
 		/* started after the programs are attached (and privileges dropped): the thread
 		 * never holds more than the loop does */

@@ -4,6 +4,9 @@
 #define TT_PRIVS_H
 
 #include <stdbool.h>
+#include <linux/types.h>
+
+#define PRIV_BIT(cap) (1ULL << (cap))
 
 /* Returns 0 when the process has CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); otherwise
  * -EPERM with the missing capabilities named in `missing`. */
@@ -12,5 +15,11 @@ int privs_check(char *missing, unsigned long len);
 bool privs_have(int cap);
 /* Fails with one line (and exit status 1 from the caller) when privileges are missing. */
 bool privs_require(void);
+/* Once attached: keeps only the capabilities in keep (PRIV_BIT(CAP_*) ORed), in the
+ * effective, permitted and bounding sets; clears the inheritable and ambient sets and sets
+ * no-new-privs, so no later execve() gets any back. When CAP_SYS_NICE goes, RLIMIT_NICE is
+ * raised to allow nice 0 first (coming back from SCHED_IDLE). Capabilities belong to a
+ * thread: call it before starting any thread. Returns 0 or -errno. */
+int privs_drop(__u64 keep);
 
 #endif
