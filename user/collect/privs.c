@@ -108,11 +108,13 @@ int privs_drop(__u64 keep)
 		allow_nice_return();
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
 		return -errno;
-	/* the bounding set first: dropping from it needs CAP_SETPCAP, dropped below */
+	/* the bounding set first: dropping from it needs CAP_SETPCAP, dropped below. Without
+	 * it (a binary given only the tracing capabilities by setcap) the bounding set stays:
+	 * with no-new-privs and nothing permitted, no execve() could use it anyway */
 	for (int cap = 0; cap <= last; cap++)
 		if (!(keep & PRIV_BIT(cap)) && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
 		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
-			return -errno;
+			break;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
 	if (syscall(SYS_capget, &hdr, data))
