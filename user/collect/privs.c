@@ -67,8 +67,9 @@ bool privs_require(void)
 
 /* Lets this process come back from SCHED_IDLE to its nice value without CAP_SYS_NICE
  * (self_prio.c): the kernel allows it when RLIMIT_NICE reaches 20 - nice. Raising the
- * hard limit needs CAP_SYS_RESOURCE, so this is done before the drop. */
-static void allow_nice_return(void)
+ * hard limit needs CAP_SYS_RESOURCE, so this is done before the drop. Returns true when
+ * the limit allows it now. */
+static bool allow_nice_return(void)
 {
 	struct rlimit rl;
 	int nice;
@@ -76,13 +77,13 @@ static void allow_nice_return(void)
 	errno = 0;
 	nice = getpriority(PRIO_PROCESS, 0);
 	if (errno || nice < 0 || getrlimit(RLIMIT_NICE, &rl))
-		return;
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)(20 - nice)) {
-		rl.rlim_cur = (rlim_t)(20 - nice);
-		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
-			rl.rlim_max = rl.rlim_cur;
-		setrlimit(RLIMIT_NICE, &rl);
-	}
+		return false;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= (rlim_t)(20 - nice))
+		return true;
+	rl.rlim_cur = (rlim_t)(20 - nice);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
+		rl.rlim_max = rl.rlim_cur;
+	return !setrlimit(RLIMIT_NICE, &rl);
 }
 
 static int last_cap(void)
@@ -104,8 +105,10 @@ int privs_drop(__u64 keep)
 	struct __user_cap_data_struct data[2] = { 0 };
 	int last = last_cap();
 
-	if (!(keep & PRIV_BIT(CAP_SYS_NICE)))
-		allow_nice_return();
+	/* without CAP_SYS_RESOURCE (some containers) the limit stays: then CAP_SYS_NICE is
+	 * the one capability kept, or the watchdog could not restore the priority */
+	if (!(keep & PRIV_BIT(CAP_SYS_NICE)) && !allow_nice_return() && privs_have(CAP_SYS_NICE))
+		keep |= PRIV_BIT(CAP_SYS_NICE);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
 		return -errno;
 	/* the bounding set first: dropping from it needs CAP_SETPCAP, dropped below. Without

@@ -18,7 +18,8 @@ bool privs_require(void);
 /* Once attached: keeps only the capabilities in keep (PRIV_BIT(CAP_*) ORed), in the
  * effective, permitted and bounding sets; clears the inheritable and ambient sets and sets
  * no-new-privs, so no later execve() gets any back. When CAP_SYS_NICE goes, RLIMIT_NICE is
- * raised to allow nice 0 first (coming back from SCHED_IDLE). Capabilities belong to a
+ * raised to allow nice 0 first (coming back from SCHED_IDLE); where that is refused (no
+ * CAP_SYS_RESOURCE), CAP_SYS_NICE is kept instead. Capabilities belong to a
  * thread: call it before starting any thread. Returns 0 or -errno. */
 int privs_drop(__u64 keep);
 
