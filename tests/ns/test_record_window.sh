@@ -33,7 +33,8 @@ window() {
 	sleep 0.5
 	ip netns exec "$TB_NS_CLI" "$LOADGEN" client --connect "$TB_SRV4" --port "$port" \
 		--mode unary --conns 2 --concurrency 2 --req-bytes 512 --resp-bytes 8192 \
-		--duration "$SEC" --json "$d/client-$port.json" >/dev/null 2>&1
+		--duration "$SEC" --json "$d/client-$port.json" --samples "$d/samples-$port.txt" \
+		>/dev/null 2>&1
 	kill "$sp" 2>/dev/null
 	wait "$sp" 2>/dev/null
 }
@@ -101,14 +102,33 @@ timing_ok() {
 		counts "$1" >/dev/null
 }
 
+# disturbed DIR: the load generator's own latencies of the clean window have a tail by
+# explain's rule (tail mean >= median + 2 ms and >= 1.5 x median, as tools/judge-explain.sh):
+# the machine was not quiet (2 CPUs shared with other work), so 'none' was not the truth
+disturbed() {
+	python3 - "$1/samples-7001.txt" <<'PY'
+import math, sys
+lat = sorted(float(l.split()[4]) for l in open(sys.argv[1]) if not l.startswith("#"))
+n = len(lat)
+tail = lat[math.ceil(0.99 * n) - 1:]
+med = lat[math.ceil(0.40 * n) - 1:math.ceil(0.60 * n)]
+tm, mm = sum(tail) / len(tail), sum(med) / len(med)
+print(f"# the load generator's clean window: tail mean {tm:.0f} us, median {mm:.0f} us")
+sys.exit(0 if tm - mm >= 2000 and tm >= 1.5 * mm else 1)
+PY
+}
+
+# a run spoilt by the machine (a stolen vCPU, or a clean window the load generator itself
+# timed with a tail) is made again, twice at most; a clean window still disturbed then is
+# not judged, which fails: it never passes for want of a verdict
 run=1
 scenario "$W/$run"
-if ! timing_ok "$W/$run" && [ "$(cat "$W/$run/steal")" -ge "$TT_STOLEN_MS" ]; then
-	echo "# a CPU was stolen $(cat "$W/$run/steal") ms by the hypervisor during the run: made again"
-	run=2
+while ! timing_ok "$W/$run" && [ "$run" -lt 3 ] &&
+	{ [ "$(cat "$W/$run/steal")" -ge "$TT_STOLEN_MS" ] || disturbed "$W/$run"; }; do
+	echo "# run $run spoilt (steal $(cat "$W/$run/steal") ms; clean verdict '$clean'): made again"
+	run=$((run + 1))
 	scenario "$W/$run"
-	timing_ok "$W/$run"
-fi
+done
 echo "# largest steal of one CPU during the run: $(cat "$W/$run/steal") ms"
 D=$W/$run
 REC=$D/rec
@@ -122,6 +142,8 @@ tt_check "record wrote $n segment file(s), mode $(stat -c %a "$REC"/* | sort -u 
 
 if [ "$clean" = none ]; then
 	tt_ok "report over the clean window: verdict '$clean' (none)"
+elif disturbed "$D" >"$W/dist.txt"; then
+	tt_fail "report over the clean window not judged: the load generator itself saw a tail in $run run(s) ($(sed 's/^# //' "$W/dist.txt"); verdict '$clean')"
 else
 	tt_fail "report over the clean window: verdict '$clean' (none)"
 	"$TAILTRACE" report "$REC" --from "@${T[0]}" --to "@${T[1]}" 2>&1 | sed -n '1,24s/^/# /p'

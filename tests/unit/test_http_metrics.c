@@ -212,6 +212,42 @@ static void test_silent_clients_evicted(void **state)
 	free(resp);
 }
 
+/* A burst of silent connections arriving after a scrape's request, all accepted in one
+ * go: they push out each other, not the scrape whose request waits to be read. */
+static void test_burst_spares_waiting_request(void **state)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\n\r\n";
+	char err[256], *resp = malloc(RESP_MAX);
+	struct http_metrics *h = http_metrics__open("127.0.0.1:0", err, sizeof(err));
+	int silent[60], fd;
+	size_t got = 0;
+	ssize_t r;
+
+	(void)state;
+	assert_non_null(h);
+	for (int i = 0; i < 16; i++)
+		silent[i] = connect_to(http_metrics__port(h));
+	http_metrics__serve(h, 0); /* the table is full of silent clients */
+	fd = connect_to(http_metrics__port(h));
+	assert_int_equal(send(fd, req, sizeof(req) - 1, 0), (ssize_t)sizeof(req) - 1);
+	for (int i = 16; i < 60; i++)
+		silent[i] = connect_to(http_metrics__port(h));
+	for (int i = 0; i < 50; i++) {
+		http_metrics__serve(h, 20);
+		while ((r = recv(fd, resp + got, RESP_MAX - 1 - got, MSG_DONTWAIT)) > 0)
+			got += (size_t)r;
+		if (r == 0)
+			break;
+	}
+	resp[got] = '\0';
+	assert_int_equal(strncmp(resp, "HTTP/1.1 200 OK\r\n", 17), 0);
+	close(fd);
+	for (int i = 0; i < 60; i++)
+		close(silent[i]);
+	http_metrics__close(h);
+	free(resp);
+}
+
 /* A connection that never completes its head gives its slot back after ~1 s. */
 static void test_head_timeout(void **state)
 {
@@ -267,6 +303,7 @@ int main(void)
 		cmocka_unit_test(test_series_bound),
 		cmocka_unit_test(test_silent_clients_evicted),
 		cmocka_unit_test(test_head_timeout),
+		cmocka_unit_test(test_burst_spares_waiting_request),
 		cmocka_unit_test(test_serving_thread),
 	};
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include "core/histogram.h"
@@ -423,18 +424,34 @@ static int client_step(struct http_metrics *h, struct http_client *c)
 	return 1;
 }
 
-/* A free slot, or the one of the client that made progress least recently, closed: with
- * every slot taken by connections that send nothing, a new scrape still gets in. */
+/* True for a client that has sent nothing: no byte read, none waiting to be. */
+static bool client_silent(const struct http_client *c)
+{
+	int pending = 0;
+
+	return !c->resp && !c->req_len && !ioctl(c->fd, FIONREAD, &pending) && !pending;
+}
+
+/* A free slot, or one made free: the silent client connected longest ago, else the client
+ * that made progress least recently. With every slot taken by connections that send
+ * nothing, a new scrape still gets in, and a burst of them does not push out a scrape
+ * whose request is waiting to be read. */
 static struct http_client *free_slot(struct http_metrics *h)
 {
-	struct http_client *victim = &h->clients[0];
+	struct http_client *victim = NULL, *stalest = &h->clients[0];
 
 	for (int i = 0; i < HTTP_MAX_CLIENTS; i++) {
-		if (h->clients[i].fd < 0)
-			return &h->clients[i];
-		if (h->clients[i].progress_ms < victim->progress_ms)
-			victim = &h->clients[i];
+		struct http_client *c = &h->clients[i];
+
+		if (c->fd < 0)
+			return c;
+		if (client_silent(c) && (!victim || c->accepted_ms < victim->accepted_ms))
+			victim = c;
+		if (c->progress_ms < stalest->progress_ms)
+			stalest = c;
 	}
+	if (!victim)
+		victim = stalest;
 	client_close(h, victim);
 	__atomic_fetch_add(&h->evicted, 1, __ATOMIC_RELAXED);
 	return victim;
@@ -491,7 +508,9 @@ static int serve_once(struct http_metrics *h, int wait_ms, int stop_fd)
 	r = poll(pfd, (nfds_t)n, (int)(until - now));
 	if (r < 0)
 		return -errno;
-	for (int k = 0; k < n && r > 0; k++) {
+	/* the clients first: a request already here is read before new connections can
+	 * take its slot */
+	for (int k = n - 1; k >= 0 && r > 0; k--) {
 		if (!pfd[k].revents)
 			continue;
 		if (idx[k] == -2)
