@@ -32,7 +32,10 @@
 #define HTTP_MAX_HEADER  256 /* the status line and headers of an answer */
 /* A scraper sends its request head at once; a connection that has not within this time
  * gives its slot back. */
-#define HTTP_HEAD_TIMEOUT_MS   1000
+#define HTTP_HEAD_TIMEOUT_MS 1000
+/* A client younger than this is never evicted: a scrape may be between its connect() and
+ * its send(). With every slot young, new connections wait in the listen backlog. */
+#define HTTP_EVICT_GRACE_MS    200
 #define HTTP_CLIENT_TIMEOUT_MS 5000 /* the whole exchange, a slow reader included */
 #define HTTP_BACKLOG           64
 #define HTTP_THREAD_WAIT_MS    1000 /* the serving thread's longest sleep */
@@ -432,40 +435,46 @@ static bool client_silent(const struct http_client *c)
 	return !c->resp && !c->req_len && !ioctl(c->fd, FIONREAD, &pending) && !pending;
 }
 
-/* A free slot, or one made free: the silent client connected longest ago, else the client
- * that made progress least recently. With every slot taken by connections that send
- * nothing, a new scrape still gets in, and a burst of them does not push out a scrape
- * whose request is waiting to be read. */
-static struct http_client *free_slot(struct http_metrics *h)
+/* A slot for a new connection, without closing anything yet: a free one, else the silent
+ * client connected longest ago, else the client that made progress least recently; only
+ * clients older than HTTP_EVICT_GRACE_MS qualify. NULL when none does. With every slot
+ * taken by connections that send nothing, a new scrape still gets in, and a burst of them
+ * does not push out a scrape whose request is on its way or waiting to be read. */
+static struct http_client *pick_slot(struct http_metrics *h, __u64 now)
 {
-	struct http_client *victim = NULL, *stalest = &h->clients[0];
+	struct http_client *victim = NULL, *stalest = NULL;
 
 	for (int i = 0; i < HTTP_MAX_CLIENTS; i++) {
 		struct http_client *c = &h->clients[i];
 
 		if (c->fd < 0)
 			return c;
+		if (now - c->accepted_ms < HTTP_EVICT_GRACE_MS)
+			continue;
 		if (client_silent(c) && (!victim || c->accepted_ms < victim->accepted_ms))
 			victim = c;
-		if (c->progress_ms < stalest->progress_ms)
+		if (!stalest || c->progress_ms < stalest->progress_ms)
 			stalest = c;
 	}
-	if (!victim)
-		victim = stalest;
-	client_close(h, victim);
-	__atomic_fetch_add(&h->evicted, 1, __ATOMIC_RELAXED);
-	return victim;
+	return victim ? victim : stalest;
 }
 
+/* Accepts while a slot can be had; the rest wait in the kernel's backlog. */
 static void accept_all(struct http_metrics *h)
 {
 	for (;;) {
-		int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct http_client *c;
+		struct http_client *c = pick_slot(h, mono_ms());
+		int fd;
 
+		if (!c)
+			return;
+		fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		c = free_slot(h);
+		if (c->fd >= 0) {
+			client_close(h, c);
+			__atomic_fetch_add(&h->evicted, 1, __ATOMIC_RELAXED);
+		}
 		c->fd = fd;
 		c->accepted_ms = c->progress_ms = mono_ms();
 	}
@@ -485,8 +494,12 @@ static int serve_once(struct http_metrics *h, int wait_ms, int stop_fd)
 	int idx[HTTP_MAX_CLIENTS + 2], n = 0, r, done = 0;
 	__u64 now = mono_ms(), until = now + (__u64)(wait_ms > 0 ? wait_ms : 0);
 
-	pfd[n] = (struct pollfd){ .fd = h->lfd, .events = POLLIN };
-	idx[n++] = -1;
+	if (pick_slot(h, now)) {
+		pfd[n] = (struct pollfd){ .fd = h->lfd, .events = POLLIN };
+		idx[n++] = -1;
+	} else if (now + HTTP_EVICT_GRACE_MS < until) {
+		until = now + HTTP_EVICT_GRACE_MS; /* every slot young: look again soon */
+	}
 	if (stop_fd >= 0) {
 		pfd[n] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
 		idx[n++] = -2;
