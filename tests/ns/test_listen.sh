@@ -69,8 +69,8 @@ pids+=("$!")
 sleep 1
 
 # 100 scrapes under the load alone, then 48 silent connections kept open (each one closed
-# by the server is opened again) and 100 more; scrapes one every 25 ms,
-# 200 scrapes, one every 25 ms, each timed from connect to the last byte
+# by the server is opened again) and 100 more; one every 25 ms, each timed from connect
+# to the last byte
 python3 - "$MPORT" >"$W/scrapes.json" <<'PY'
 import json, socket, sys, threading, time
 port = int(sys.argv[1])
