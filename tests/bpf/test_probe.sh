@@ -8,7 +8,9 @@ tt_require_root
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 "$TAILTRACE" probe -j >"$out"
-tt_check "probe -j exits 0 and prints JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out"
+rc=$?
+tt_check "probe -j exits $rc (0) and prints JSON" \
+	sh -c '[ "$1" -eq 0 ] && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$2"' _ "$rc" "$out"
 
 hook() { tt_json "$out" "hooks.$1.available"; }
 tt_check "tp_btf available (BTF present: $(test -r /sys/kernel/btf/vmlinux && echo yes))" \
@@ -28,7 +30,13 @@ if [ "$f" = False ]; then
 	tt_check "fentry unavailable carries an errno ($(tt_json "$out" hooks.fentry.errno))" \
 		test "$(tt_json "$out" hooks.fentry.errno)" -gt 0
 else
-	tt_ok "fentry available"
+	# available means a program was attached and fired: the detail says so, there is no
+	# errno, and the kernel has what fentry attaches through (ftrace's filter functions)
+	d=$(tt_json "$out" hooks.fentry.detail)
+	e=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hooks"]["fentry"].get("errno", 0))' "$out")
+	tt_check "fentry available: '$d', errno ${e:-none}, ftrace filter functions present" \
+		sh -c 'case "$1" in *attached*) ;; *) exit 1;; esac; [ "$2" = 0 ] &&
+			[ -s /sys/kernel/tracing/available_filter_functions ]' _ "$d" "$e"
 fi
 
 # sockops TX timestamping: the kernel exposes the kfunc in BTF from 6.15 on
@@ -79,7 +87,9 @@ check_err "unknown option" 2 probe --bogus
 check_err "unknown device" 2 hist --dev no-such-dev0 -d 1
 check_err "no such pid" 2 hist -p 4194000 -d 1
 check_err "unknown cgroup" 2 hist --cgroup /no/such/cgroup -d 1
-if command -v setpriv >/dev/null; then
+if ! command -v setpriv >/dev/null; then
+	tt_skip "without capabilities" "setpriv missing (util-linux)"
+else
 	# a copy nobody can reach: the checkout may sit under a directory only root can enter
 	unpriv=$(mktemp -d /tmp/tt-unpriv.XXXXXX)
 	cp "$TAILTRACE" "$unpriv/tailtrace" && chmod 755 "$unpriv" "$unpriv/tailtrace"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The exports against ground truth: OpenMetrics buckets against the exact values
  * recorded, folded and pprof totals against the requests' latencies (pprof decoded by a
- * minimal protobuf reader written here), trace-event tracks, the /metrics endpoint. */
+ * minimal protobuf reader written here), trace-event tracks (the /metrics endpoint:
+ * test_http_metrics.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -431,61 +432,6 @@ static void test_report_renderers(void **state)
 	snapshot__free(&s);
 }
 
-static int http_get(int port, const char *req, char *resp, size_t len, struct http_metrics *h)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((__u16)port) };
-	size_t got = 0;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
-	/* one thread: let the server run, then read what it sent */
-	for (int i = 0; i < 20; i++) {
-		ssize_t r;
-
-		http_metrics__serve(h, 20);
-		while ((r = recv(fd, resp + got, len - 1 - got, MSG_DONTWAIT)) > 0)
-			got += (size_t)r;
-		if (r == 0)
-			break;
-	}
-	resp[got] = '\0';
-	close(fd);
-	return (int)got;
-}
-
-static void test_http_metrics_endpoint(void **state)
-{
-	char err[256], *resp = malloc(1 << 20);
-	struct http_metrics *h;
-	struct snapshot s;
-	__u64 lat;
-
-	(void)state;
-	assert_null(http_metrics__open("not-a-port", err, sizeof(err)));
-	h = http_metrics__open("127.0.0.1:0", err, sizeof(err));
-	assert_non_null(h);
-	assert_true(http_metrics__port(h) > 0);
-	make(&s, 3, &lat);
-	assert_int_equal(http_metrics__update(h, &s), 0);
-	assert_int_equal(http_metrics__update(h, &s), 0); /* cumulative: counters add up */
-	http_get(http_metrics__port(h), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", resp, 1 << 20,
-		 h);
-	assert_int_equal(strncmp(resp, "HTTP/1.1 200 OK\r\n", 17), 0);
-	assert_non_null(strstr(resp, "Content-Type: application/openmetrics-text; "
-				     "version=1.0.0; charset=utf-8\r\n"));
-	assert_non_null(strstr(resp, "\ntailtrace_retrans_total 84\n"));
-	assert_int_equal(strcmp(resp + strlen(resp) - 6, "# EOF\n"), 0);
-	http_get(http_metrics__port(h), "GET /other HTTP/1.1\r\n\r\n", resp, 1 << 20, h);
-	assert_int_equal(strncmp(resp, "HTTP/1.1 404", 12), 0);
-	http_get(http_metrics__port(h), "POST /metrics HTTP/1.1\r\n\r\n", resp, 1 << 20, h);
-	assert_int_equal(strncmp(resp, "HTTP/1.1 405", 12), 0);
-	http_metrics__close(h);
-	snapshot__free(&s);
-	free(resp);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,7 +442,6 @@ int main(void)
 		cmocka_unit_test(test_pprof_decodes),
 		cmocka_unit_test(test_perfetto_tracks),
 		cmocka_unit_test(test_report_renderers),
-		cmocka_unit_test(test_http_metrics_endpoint),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

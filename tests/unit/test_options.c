@@ -12,6 +12,7 @@
 #include <string.h>
 #include "cmd/options.h"
 #include "core/stages.h"
+#include "record/record_format.h"
 
 #define MAXARGS 80
 
@@ -245,6 +246,9 @@ static void test_duration_interval(void **state)
 
 static void test_parse_seconds(void **state)
 {
+	static const char *const bad[] = { "1e-300", "0.0009", "1e-4", "0",     "nan",
+					   "NaN",    "inf",    "-1",   "+1",    " 1",
+					   "-nan",   "0x10",   ".",    "1e400", "-0" };
 	double d = -1;
 
 	(void)state;
@@ -256,6 +260,71 @@ static void test_parse_seconds(void **state)
 	assert_int_equal(parse_seconds(NULL, &d), -EINVAL);
 	assert_int_equal(parse_seconds("", &d), -EINVAL);
 	assert_int_equal(parse_seconds("1 ", &d), -EINVAL);
+	assert_int_equal(parse_seconds(".5", &d), 0);
+	assert_true(d == 0.5);
+	assert_int_equal(parse_seconds("0.001", &d), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		d = -1;
+		if (parse_seconds(bad[i], &d) != -EINVAL)
+			fail_msg("parse_seconds(\"%s\") accepted as %g", bad[i], d);
+		assert_true(d == -1);
+	}
+	assert_rejected(parse(OPT_INTERVAL, "hist", "-i", "1e-300", NULL), "invalid interval");
+	assert_rejected(parse(OPT_DURATION, "hist", "-d", "nan", NULL), "invalid duration");
+}
+
+/* Numbers with a sign or white space in front: strtoul would take both. */
+static void test_signed_and_spaced_numbers(void **state)
+{
+	(void)state;
+	assert_rejected(parse(OPT_PORT, "hist", "--port", " -5", NULL), "invalid port");
+	assert_rejected(parse(OPT_PORT, "hist", "--port", " 80", NULL), "invalid port");
+	assert_rejected(parse(OPT_COUNT, "hist", "--count", " -1", NULL), "invalid count");
+	assert_rejected(parse(OPT_PID, "hist", "-p", "\t1", NULL), "invalid pid");
+	assert_rejected(parse(OPT_MAX_SIZE, "record", "--max-size", " -5", NULL), "invalid size");
+}
+
+/* --from/--to (parsed by report through rec_parse_time): every value that would reach an
+ * integer cast out of range (NaN, infinities, past the year 2554) is an error. */
+static void test_report_times(void **state)
+{
+	static const char *const bad[] = {
+		"-nan",
+		"-NaN",
+		"-inf",
+		"-infm",
+		"-0x10m",
+		"- 5m",
+		"--5m",
+		"-1e300d",
+		"-1e30",
+		"-",
+		"2555-01-01T00:00:00Z",
+		"9999-12-31 23:59",
+		"9999-12-31T23:59:59+14:00",
+		"@18000000001",
+		"18446744074",
+		" 1714564800",
+		"nan",
+	};
+	const __u64 now = 1714564800ULL * 1000000000ULL;
+	__u64 t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		t = 7;
+		if (rec_parse_time(bad[i], now, &t) != -EINVAL)
+			fail_msg("rec_parse_time(\"%s\") accepted as %llu", bad[i],
+				 (unsigned long long)t);
+		assert_true(t == 7);
+	}
+	assert_int_equal(rec_parse_time("2540-01-01T00:00:00Z", now, &t), 0);
+	assert_true(t == 17987443200ULL * 1000000000ULL);
+	assert_int_equal(rec_parse_time("-.5s", now, &t), 0);
+	assert_true(t == now - 500000000ULL);
+	assert_int_equal(rec_parse_time("-1714564800s", now, &t), 0);
+	assert_true(t == 0);
+	assert_int_equal(rec_parse_time("-1714564801s", now, &t), -EINVAL);
 }
 
 static void test_count(void **state)
@@ -394,6 +463,10 @@ static void test_parse_size(void **state)
 		"17179869184G",         /* 2^64: shifted out */
 		"18446744073709551616", /* 2^64: strtoull overflow */
 		"99999999999999999999999k",
+		" -5", /* strtoull skips the space and wraps the sign: 2^64 - 5 */
+		"\t-5",
+		" 5",
+		"-0",
 	};
 	__u64 v;
 
@@ -511,6 +584,8 @@ int main(void)
 		cmocka_unit_test(test_pid),
 		cmocka_unit_test(test_duration_interval),
 		cmocka_unit_test(test_parse_seconds),
+		cmocka_unit_test(test_signed_and_spaced_numbers),
+		cmocka_unit_test(test_report_times),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_comm_and_dev),
 		cmocka_unit_test(test_by_values),

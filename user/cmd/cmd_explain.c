@@ -47,6 +47,7 @@ int cmd_explain(int argc, char **argv)
 			  COLL_REQUESTS, NULL);
 	if (r >= 0)
 		return r;
+	session_settle(&ss);
 	if (!ss.o.json)
 		fprintf(stderr, "Tracing requests%s... Hit Ctrl-C to end.\n",
 			ss.o.duration_s > 0 ? " for the given duration" : "");

@@ -61,6 +61,7 @@ int cmd_hist(int argc, char **argv)
 			  0, hist_features);
 	if (r >= 0)
 		return r;
+	session_settle(&ss);
 	if (!ss.o.json && !ss.o.interval_s)
 		fprintf(stderr, "Tracing TCP stages%s... Hit Ctrl-C to end.\n",
 			ss.o.duration_s > 0 ? " for the given duration" : "");

@@ -19,8 +19,9 @@
 /* How long the loop sleeps between taking request events. Events wait in the ring buffer
  * (the BPF side wakes us early once 1 MiB is waiting, a quarter of it), and bigger batches
  * find attribution's tables still in cache: 4 wake-ups a second instead of 20 cost about
- * 0.2 % of a core less at 10k requests/s. A scrape must not wait that long: with
- * --listen the loop keeps the short step. */
+ * 0.2 % of a core less at 10k requests/s. Scrapes are answered by --listen's own
+ * thread; only when that thread could not start does the loop serve them, with the short
+ * step. */
 #define RECORD_POLL_MS      250
 #define RECORD_POLL_HTTP_MS 50
 #define RECORD_OPTS                                                                                \
@@ -50,8 +51,9 @@ static unsigned long long rss_kb(void)
 	return resident * (unsigned long long)sysconf(_SC_PAGESIZE) / 1024;
 }
 
-/* Waits for the interval while consuming request events and answering scrapes. Returns
- * false when recording should stop after this interval. */
+/* Waits for the interval while consuming request events, and answering scrapes when http
+ * is given (only when its serving thread did not start). Returns false when recording
+ * should stop after this interval. */
 static bool wait_interval(struct session *ss, struct http_metrics *http, double interval)
 {
 	double end = mono_s() + interval;
@@ -129,7 +131,7 @@ static int record_interval(struct session *ss, struct recorder *rec, struct http
 
 int cmd_record(int argc, char **argv)
 {
-	struct http_metrics *http = NULL;
+	struct http_metrics *http = NULL, *served_by_loop = NULL;
 	struct recorder *rec = NULL;
 	struct unwritten unw = { 0 };
 	struct session ss;
@@ -166,14 +168,25 @@ int cmd_record(int argc, char **argv)
 		session_end(&ss);
 		return 2;
 	}
-	if (http)
+	/* the segment directory is open: nothing left needs a privilege */
+	session_settle(&ss);
+	if (http) {
+		/* started after the programs are attached (and privileges dropped): the thread
+		 * never holds more than the loop does */
+		r = http_metrics__start(http);
+		if (r)
+			tt_warn("--listen: no serving thread (%s): scrapes wait for the record "
+				"loop",
+				strerror(-r));
+		served_by_loop = r ? http : NULL;
 		fprintf(stderr, "Serving OpenMetrics on %s (GET /metrics)\n", ss.o.listen);
+	}
 	interval = ss.o.interval_s > 0 ? ss.o.interval_s : RECORD_DEFAULT_INTERVAL;
 	fprintf(stderr, "Recording to %s every %.3g s... SIGINT/SIGTERM flush and stop.\n",
 		ss.o.output, interval);
 	cpu0 = cpu_seconds();
 	while (more) {
-		more = wait_interval(&ss, http, interval);
+		more = wait_interval(&ss, served_by_loop, interval);
 		r = record_interval(&ss, rec, http, &unw, &cpu0);
 		if (r) {
 			tt_error("recording failed: %s", strerror(-r));

@@ -124,5 +124,6 @@ int cmd_top(int argc, char **argv)
 			  0, NULL);
 	if (r >= 0)
 		return r;
+	session_settle(&ss);
 	return session_run(&ss, ss.o.interval_s > 0 ? ss.o.interval_s : 1, ss.o.count, draw, &tty);
 }

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,12 +123,19 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* strto* skip leading white space and take a sign ("-5" wraps to 2^64 - 5 in strtoull):
+ * numbers here start with a digit, nothing else. */
+static bool starts_with_digit(const char *s)
+{
+	return s && *s >= '0' && *s <= '9';
+}
+
 static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
 {
 	char *end;
 	unsigned long v;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	if (!starts_with_digit(s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoul(s, &end, 10);
@@ -142,11 +150,14 @@ int parse_seconds(const char *s, double *out)
 	char *end;
 	double v;
 
-	if (!s || !*s)
+	/* a digit or '.' first and decimal throughout: no sign, white space, "nan", "inf" or
+	 * hexadecimal */
+	if (!s || !(starts_with_digit(s) || (s[0] == '.' && starts_with_digit(s + 1))) ||
+	    s[strspn(s, "0123456789.eE+-")])
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e7)
+	if (errno || *end || !isfinite(v) || v < TT_SECONDS_MIN || v > TT_SECONDS_MAX)
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -158,7 +169,7 @@ int parse_size(const char *s, __u64 *out)
 	unsigned long long v;
 	int shift = 0;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	if (!starts_with_digit(s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -261,11 +272,13 @@ static int set_view_opt(struct tt_opts *o, int c, const char *arg, char *err, si
 	switch (c) {
 	case 'd':
 		if (parse_seconds(arg, &o->duration_s))
-			return fail(err, errlen, "invalid duration '%s' (seconds > 0)", arg);
+			return fail(err, errlen, "invalid duration '%s' (seconds, 0.001 to 1e7)",
+				    arg);
 		break;
 	case 'i':
 		if (parse_seconds(arg, &o->interval_s))
-			return fail(err, errlen, "invalid interval '%s' (seconds > 0)", arg);
+			return fail(err, errlen, "invalid interval '%s' (seconds, 0.001 to 1e7)",
+				    arg);
 		break;
 	case LO_COUNT:
 		if (parse_ulong(arg, 1000000000, &ul) || !ul)

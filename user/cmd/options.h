@@ -72,7 +72,12 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 	       size_t errlen);
 /* Parses sizes like 512k, 64M, 2G (powers of 1024). Returns -EINVAL when malformed. */
 int parse_size(const char *s, __u64 *out);
-/* Parses a positive number of seconds (fractions allowed). Returns -EINVAL otherwise. */
+/* Durations and intervals: a millisecond is the finest the loops wait (poll(2) takes ms);
+ * the upper end keeps every product with 1e9 well inside a __u64 of nanoseconds. */
+#define TT_SECONDS_MIN 1e-3
+#define TT_SECONDS_MAX 1e7
+/* Parses a number of seconds from TT_SECONDS_MIN to TT_SECONDS_MAX (fractions allowed;
+ * no sign, white space, nan or inf). Returns -EINVAL otherwise. */
 int parse_seconds(const char *s, double *out);
 
 #endif

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Capability check through capget(2): no libcap dependency. */
+/* Capability check and drop through capget(2)/capset(2)/prctl(2): no libcap dependency. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include "collect/privs.h"
@@ -63,4 +65,71 @@ bool privs_require(void)
 	else
 		tt_error("cannot read capabilities: %s", strerror(-err));
 	return false;
+}
+
+/* Lets this process come back from SCHED_IDLE to its nice value without CAP_SYS_NICE
+ * (self_prio.c): the kernel allows it when RLIMIT_NICE reaches 20 - nice. Raising the
+ * hard limit needs CAP_SYS_RESOURCE, so this is done before the drop. Returns true when
+ * the limit allows it now. */
+static bool allow_nice_return(void)
+{
+	struct rlimit rl;
+	int nice;
+
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, 0);
+	if (errno || nice < 0 || getrlimit(RLIMIT_NICE, &rl))
+		return false;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= (rlim_t)(20 - nice))
+		return true;
+	rl.rlim_cur = (rlim_t)(20 - nice);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
+		rl.rlim_max = rl.rlim_cur;
+	return !setrlimit(RLIMIT_NICE, &rl);
+}
+
+static int last_cap(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	int last = 63;
+
+	if (f) {
+		if (fscanf(f, "%d", &last) != 1 || last < 0 || last > 63)
+			last = 63;
+		fclose(f);
+	}
+	return last;
+}
+
+int privs_drop(__u64 keep)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	int last = last_cap();
+
+	/* without CAP_SYS_RESOURCE (some containers) the limit stays: then CAP_SYS_NICE is
+	 * the one capability kept, or the watchdog could not restore the priority */
+	if (!(keep & PRIV_BIT(CAP_SYS_NICE)) && !allow_nice_return() && privs_have(CAP_SYS_NICE))
+		keep |= PRIV_BIT(CAP_SYS_NICE);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return -errno;
+	/* the bounding set first: dropping from it needs CAP_SETPCAP, dropped below. Without
+	 * it (a binary given only the tracing capabilities by setcap) the bounding set stays:
+	 * with no-new-privs and nothing permitted, no execve() could use it anyway */
+	for (int cap = 0; cap <= last; cap++)
+		if (!(keep & PRIV_BIT(cap)) && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+			break;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		__u32 k = (__u32)(keep >> (32 * i));
+
+		data[i].permitted &= k;
+		data[i].effective = data[i].permitted;
+		data[i].inheritable = 0;
+	}
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <linux/capability.h>
 #include "cmd/commands.h"
 #include "lib/log.h"
 #include "collect/privs.h"
@@ -27,8 +28,6 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 {
 	enum tt_stage miss[STAGE__MAX];
 	const char *why[STAGE__MAX];
-	unsigned int nfds;
-	const int *fds;
 	char err[512];
 	bool usage;
 	int r, n;
@@ -72,10 +71,34 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 		tt_warn("stage %s unavailable on this kernel: %s", stage_info(miss[i])->name,
 			why[i]);
 	s->started = mono_s();
+	return -1;
+}
+
+/* What the run still needs once attached. Reading maps and rings, and running the flow
+ * sweep (BPF_PROG_TEST_RUN), go through file descriptors already open and need none.
+ * RDMA discovery attaches uprobes to processes that start later: perf_event_open of a
+ * uprobe (CAP_PERFMON), libbpf's feature probes (CAP_BPF), the new process's maps and
+ * libraries through /proc/PID (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH). */
+static __u64 privs_to_keep(const struct session *s)
+{
+	if (!s->rdma)
+		return 0;
+	return PRIV_BIT(CAP_PERFMON) | PRIV_BIT(CAP_BPF) | PRIV_BIT(CAP_SYS_PTRACE) |
+	       PRIV_BIT(CAP_DAC_READ_SEARCH);
+}
+
+int session_settle(struct session *s)
+{
+	unsigned int nfds;
+	const int *fds;
+	int r = privs_drop(privs_to_keep(s));
+
+	if (r)
+		tt_warn("cannot drop privileges after attaching: %s", strerror(-r));
 	/* from here on the work is ours, not the service's: it waits for idle CPU time */
 	nfds = collector__ring_fds(s->coll, &fds);
 	s->prio = self_prio__start(ring_backlog, s->coll, fds, nfds);
-	return -1;
+	return r;
 }
 
 static double session_elapsed(const struct session *s)

@@ -22,9 +22,17 @@ struct session {
 typedef unsigned int (*session_features_fn)(const struct tt_opts *o);
 
 /* Returns -1 when the caller should go on, else the exit status to return. The collector
- * features are `features`, plus what features_of (may be NULL) derives from the options. */
+ * features are `features`, plus what features_of (may be NULL) derives from the options.
+ * The programs are attached when it returns; the caller opens what it still needs
+ * privileges for, then calls session_settle(). */
 int session_start(struct session *s, const char *cmd, int argc, char **argv, unsigned int allowed,
 		  unsigned int features, session_features_fn features_of);
+/* After attaching: drops every capability the rest of the run does not need (all of them,
+ * but for RDMA discovery's with --rdma; docs/security.md), sets no-new-privs, then moves
+ * this thread to SCHED_IDLE with its watchdog (self_prio.h). Threads started before it
+ * would keep their capabilities: start them after. Returns 0, or -errno when the drop
+ * failed (the session goes on; the caller says so). */
+int session_settle(struct session *s);
 /* Consumes request events and RDMA discovery for up to timeout_ms. */
 void session_poll(struct session *s, int timeout_ms);
 /* Everything measured since the last call (TCP, scheduler, requests, RDMA) into s. */

@@ -160,7 +160,7 @@ static void print_histogram(FILE *f, const struct om_series *se, __u64 ts)
 	fputc('\n', f);
 }
 
-int export_openmetrics(FILE *f, const struct snapshot *s, __u64 ts)
+int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)
 {
 	struct om_series *series;
 	char name[96], help[160];
@@ -225,6 +225,15 @@ int export_openmetrics(FILE *f, const struct snapshot *s, __u64 ts)
 	fprintf(f, "tailtrace_self_rss_bytes %llu", (unsigned long long)s->self_rss_kb * 1024);
 	print_ts(f, ts);
 	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int export_openmetrics(FILE *f, const struct snapshot *s, __u64 ts)
+{
+	int err = export_openmetrics_families(f, s, ts);
+
+	if (err)
+		return err;
 	fputs("# EOF\n", f);
 	return ferror(f) ? -EIO : 0;
 }

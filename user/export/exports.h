@@ -4,6 +4,7 @@
 #ifndef TT_EXPORTS_H
 #define TT_EXPORTS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
 #include "core/snapshot.h"
@@ -58,6 +59,8 @@ int export_perfetto(FILE *f, const struct snapshot *s);
 /* OpenMetrics 1.0 text exposition, ending in "# EOF". timestamp_ns 0 = no timestamps;
  * otherwise every sample carries it (for backfilling a report window). */
 int export_openmetrics(FILE *f, const struct snapshot *s, __u64 timestamp_ns);
+/* The same without the closing "# EOF", for a caller that adds families of its own. */
+int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 timestamp_ns);
 
 /* Bucket upper bounds of tailtrace_stage_latency_seconds, in ns: 2^k - 1 for
  * k = OM_BUCKET_LOG2_MIN..OM_BUCKET_LOG2_MAX; values are integral ns, so "<= 2^k - 1 ns"
@@ -74,15 +77,27 @@ int report_print_json(FILE *f, const struct snapshot *s, const char *source,
 		      unsigned long intervals);
 
 /* Minimal HTTP/1.1 server for `record --listen`: GET /metrics returns the OpenMetrics
- * text of everything recorded since start (cumulative, as Prometheus expects). Single
- * threaded, non-blocking: the record loop calls http_metrics__serve() while it waits. */
+ * text of everything recorded since start (cumulative, as Prometheus expects). The text is
+ * rendered by http_metrics__update() in the caller's thread; a serving thread
+ * (http_metrics__start()) or the caller's own loop (http_metrics__serve()) answers with
+ * the text last rendered. Limits (docs/exports.md): HTTP_MAX_CLIENTS connections, a full
+ * table evicts the one that made progress least recently, 1 s for the request head and
+ * 5 s for the whole exchange, HTTP_MAX_SERIES histogram series. */
+#define HTTP_MAX_SERIES 2048 /* twice the kernel's histogram map: churn can add keys */
+#define HTTP_MAX_DEVS   256
 struct http_metrics;
 
 /* listen: "PORT", ":PORT", "HOST:PORT" or "[V6]:PORT"; HOST defaults to 127.0.0.1.
  * Binding a non-loopback address is allowed but is the caller's explicit choice. */
 struct http_metrics *http_metrics__open(const char *listen, char *err, size_t errlen);
-/* Adds one interval to the cumulative totals served (histograms, counters, devices). */
+/* Adds one interval to the cumulative totals served (histograms, counters, devices) and
+ * renders them. Keys past HTTP_MAX_SERIES / HTTP_MAX_DEVS are not added: the histograms'
+ * are counted in tailtrace_listen_series_over_limit_total. */
 int http_metrics__update(struct http_metrics *h, const struct snapshot *interval);
+/* Starts the serving thread, at the normal scheduling policy even when the caller runs
+ * SCHED_IDLE (needs CAP_SYS_NICE or an RLIMIT_NICE allowing nice 0; without, the thread
+ * serves at the caller's policy). Returns 0 or -errno; after it, do not call serve(). */
+int http_metrics__start(struct http_metrics *h);
 /* Accepts and answers connections for up to timeout_ms (0: only what is ready). Returns
  * the number of responses completed, or -errno; -EINTR when a signal arrived. */
 int http_metrics__serve(struct http_metrics *h, int timeout_ms);
@@ -91,6 +106,14 @@ int http_metrics__serve(struct http_metrics *h, int timeout_ms);
 int http_metrics__fd(const struct http_metrics *h);
 /* Port actually bound (useful with port 0). */
 int http_metrics__port(const struct http_metrics *h);
+/* Connections closed so far to make room for a new one (serving side's count). */
+unsigned long long http_metrics__evicted(const struct http_metrics *h);
+/* Stops the serving thread, closes every connection. NULL is fine. */
 void http_metrics__close(struct http_metrics *h);
+
+/* The answer to a request head (pure, for tests): 200 for GET or HEAD of /metrics (a
+ * query string allowed), 400 when the request line is malformed (empty, white space
+ * only, no path), 405 for another method, 404 for another path. *head is true for HEAD. */
+int http_request_status(const char *req, bool *head);
 
 #endif

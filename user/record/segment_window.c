@@ -2,12 +2,17 @@
 /* The time window of `report --from/--to`: parsing the time arguments, and which recorded
  * intervals fall inside the window. */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "record/record_format.h"
+
+/* Times are __u64 nanoseconds since the epoch, which end in the year 2554: anything later
+ * is refused before it is multiplied (18e9 s is in 2540, a round bound below the end). */
+#define REC_TIME_MAX_S 18000000000ULL
 
 static int parse_uint(const char **s, int ndigits, int *out)
 {
@@ -107,7 +112,7 @@ static int parse_datetime(const char *s, __u64 *out_ns)
 		if (secs == -1)
 			return -EINVAL;
 	}
-	if (secs < 0)
+	if (secs < 0 || (unsigned long long)secs > REC_TIME_MAX_S)
 		return -EINVAL;
 	*out_ns = (__u64)secs * 1000000000ULL + (__u64)(frac * 1e9 + 0.5);
 	return 0;
@@ -127,9 +132,13 @@ int rec_parse_time(const char *s, __u64 now_ns, __u64 *out_ns)
 	if (s[0] == '-') {
 		double mult;
 
+		/* a digit or '.' first, decimal: strtod would also take white space, "nan",
+		 * "inf" and hexadecimal */
+		if (!((s[1] >= '0' && s[1] <= '9') || s[1] == '.') || strpbrk(s + 1, "xX"))
+			return -EINVAL;
 		errno = 0;
 		v = strtod(s + 1, &end);
-		if (errno || end == s + 1 || v < 0 || s[1] == '-' || s[1] == '+')
+		if (errno || end == s + 1 || !isfinite(v) || v < 0)
 			return -EINVAL;
 		if (!strcmp(end, "s") || !*end)
 			mult = 1;
@@ -142,7 +151,8 @@ int rec_parse_time(const char *s, __u64 now_ns, __u64 *out_ns)
 		else
 			return -EINVAL;
 		v *= mult * 1e9;
-		if (v > (double)now_ns)
+		/* in range of a __u64 before the cast, then no earlier than the epoch */
+		if (!(v < 1.8e19) || (__u64)v > now_ns)
 			return -EINVAL;
 		*out_ns = now_ns - (__u64)v;
 		return 0;
@@ -161,7 +171,7 @@ int rec_parse_time(const char *s, __u64 now_ns, __u64 *out_ns)
 		errno = 0;
 		secs = strtoull(s, &end, 10);
 		q = end;
-		if (errno || secs > 18000000000ULL || parse_fraction(&q, &frac) || *q)
+		if (errno || secs > REC_TIME_MAX_S || parse_fraction(&q, &frac) || *q)
 			return -EINVAL;
 		*out_ns = secs * 1000000000ULL + (__u64)(frac * 1e9 + 0.5);
 	}
