@@ -3,7 +3,6 @@
  * optionally serving OpenMetrics on loopback for Prometheus. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "cmd/commands.h"
@@ -25,29 +24,6 @@
 #define RECORD_OPTS                                                                                \
 	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |        \
 	 OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY)
-
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
-}
-
-static unsigned long long rss_kb(void)
-{
-	unsigned long long pages = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &pages, &resident) != 2)
-		resident = 0;
-	fclose(f);
-	return resident * (unsigned long long)sysconf(_SC_PAGESIZE) / 1024;
-}
 
 /* Waits for the interval while consuming request events and answering scrapes. Returns
  * false when recording should stop after this interval. */
@@ -77,7 +53,7 @@ int cmd_record(int argc, char **argv)
 	struct recorder *rec = NULL;
 	struct session ss;
 	char err[512];
-	double interval, cpu0;
+	double interval;
 	bool more = true;
 	int r, status = 0;
 
@@ -114,18 +90,12 @@ int cmd_record(int argc, char **argv)
 	interval = ss.o.interval_s > 0 ? ss.o.interval_s : RECORD_DEFAULT_INTERVAL;
 	fprintf(stderr, "Recording to %s every %.3g s... SIGINT/SIGTERM flush and stop.\n",
 		ss.o.output, interval);
-	cpu0 = cpu_seconds();
 	while (more) {
 		struct snapshot snap;
-		double cpu1;
 
 		more = wait_interval(&ss, http, interval);
 		snapshot__init(&snap);
 		r = session_snapshot(&ss, &snap);
-		cpu1 = cpu_seconds();
-		snap.self_cpu_s = cpu1 - cpu0;
-		snap.self_rss_kb = rss_kb();
-		cpu0 = cpu1;
 		if (!r)
 			r = recorder__append(rec, &snap);
 		if (!r && http)

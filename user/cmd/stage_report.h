@@ -32,5 +32,10 @@ void stage_report_json(const struct snapshot *s, const struct stage_report_opts 
 void stage_report_counters_json(const struct snapshot *s, struct json_writer *w);
 void stage_report_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f);
 void stage_report_counters_text(const struct snapshot *s, FILE *f);
+/* tailtrace's own cost: its CPU and RSS, each program's events per second and ns per event
+ * (the kernel's accounting), the sampling rate in force and its p99 error ("self"). Also
+ * part of the counters' output above. */
+void stage_report_self_text(const struct snapshot *s, FILE *f);
+void stage_report_self_json(const struct snapshot *s, struct json_writer *w);
 
 #endif

@@ -338,6 +338,20 @@ static int attach_programs(struct collector *c, int cgfd, char *err, size_t errl
 	return 0;
 }
 
+/* The kernel's run-time statistics of every loaded program, from now on. Refused (an old
+ * kernel, no CAP_SYS_ADMIN): the figures stay zero, tracing goes on. */
+static void follow_costs(struct collector *c)
+{
+	struct bpf_program *p;
+
+	if (self_cost__init(&c->cost) && log_verbose())
+		fprintf(stderr, "BPF run-time statistics unavailable: %s\n", strerror(errno));
+	bpf_object__for_each_program (p, c->skel->obj) {
+		if (bpf_program__autoload(p) && p != c->skel->progs.tt_flow_sweep)
+			self_cost__add_prog(&c->cost, bpf_program__fd(p), bpf_program__name(p));
+	}
+}
+
 /* --cuda: entry and return uprobes on libcuda's synchronising calls. */
 static int attach_cuda(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
 		       bool *usage)
@@ -382,6 +396,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (!c)
 		return fail(err, errlen, -ENOMEM, "out of memory");
 	c->features = features;
+	c->cost.stats_fd = -1;
 	c->agg = attr_agg__new();
 	c->slow_out = calloc(SLOW_KEEP_MAX, sizeof(*c->slow_out));
 	if (!c->agg || !c->slow_out || slow_keep__init(&c->slow, SLOW_KEEP_MAX)) {
@@ -420,6 +435,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (cgfd >= 0)
 		close(cgfd);
 	note_missing(c);
+	follow_costs(c);
 	c->start_realtime = realtime_ns();
 	*out = c;
 	return 0;
@@ -485,6 +501,7 @@ void collector__close(struct collector *c)
 	if (!c)
 		return;
 	req_rings_close(c);
+	self_cost__close(&c->cost);
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	if (c->skel) {

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include "collect/collector.h"
 #include "attr/slow_keep.h"
+#include "collect/self_cost.h"
 #include "core/histogram.h"
 
 #define SLOW_KEEP_MAX   256 /* flight-recorder requests kept per snapshot */
@@ -64,6 +65,7 @@ struct collector {
 	char why_buf[STAGE__MAX][128];
 	int nmissing;
 	__u64 start_realtime;
+	struct self_cost cost; /* its programs' run time and its own CPU, per interval */
 };
 
 /* collector_rings.c */

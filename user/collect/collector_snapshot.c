@@ -321,6 +321,7 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 	count_unmatched_stamps(c, s, cur);
 	collect_devnames(c, s);
 	move_requests(c, s);
+	self_cost__collect(&c->cost, s);
 	if (!s->start_ns)
 		s->start_ns = c->start_realtime;
 	s->end_ns = realtime_ns();

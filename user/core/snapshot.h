@@ -18,6 +18,16 @@ struct snap_dev {
 	char name[TT_IFNAME_LEN];
 };
 
+/* One BPF program's work over the interval, by the kernel's accounting (collect/self_cost.h). */
+#define SNAP_PROGS_MAX 48
+#define SNAP_PROG_NAME 32
+
+struct snap_prog {
+	char name[SNAP_PROG_NAME]; /* the hook, e.g. "tcp_probe" */
+	__u64 runs;
+	__u64 run_ns;
+};
+
 struct snapshot {
 	__u64 start_ns; /* CLOCK_REALTIME of the interval start */
 	__u64 end_ns;
@@ -39,6 +49,14 @@ struct snapshot {
 	/* tailtrace's own cost over the interval */
 	double self_cpu_s;
 	__u64 self_rss_kb;
+	struct snap_prog progs[SNAP_PROGS_MAX];
+	size_t nprogs;
+	/* sampling (--budget, collect/budget.h): share of flows traced in the interval (0: not
+	 * sampled, as 1), the estimated relative error of a p99 it gives, and the budget in
+	 * percent of one CPU (0: none). Histograms and counters are already scaled up. */
+	double sample_rate;
+	double p99_error;
+	double budget_pct;
 	/* opaque mergeable attribution aggregate (user/attr/attribution.h), may be NULL */
 	struct attr_agg *attr;
 };
@@ -51,6 +69,15 @@ int snapshot__add_dev(struct snapshot *s, const struct dev_key *key, const char 
 const char *snapshot__dev_name(const struct snapshot *s, __u32 netns, __u32 ifindex);
 /* dst += src: histograms by key, counters, devices, slow requests (all of them: bounding is
  * the collector's job, per interval). */
+/* Adds a program's runs and run time under its name (a merge of intervals sums them). */
+void snapshot__add_prog(struct snapshot *s, const char *name, __u64 runs, __u64 run_ns);
+/* Runs per second and ns per run of a program's figures (0 when undefined), and the run time
+ * of all programs, ns. */
+double prog_runs_per_s(const struct snap_prog *p, double seconds);
+double prog_ns_per_run(const struct snap_prog *p);
+__u64 snap_prog_time_ns(const struct snapshot *s);
+/* The share of flows traced: 1 when the snapshot was not sampled. */
+double snapshot__sample_rate(const struct snapshot *s);
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src);
 
 #endif
