@@ -253,6 +253,17 @@ if only idle; then
 	# counts must agree, p99 to a bucket (1/16) or 20 us; a single maximum need not
 	tt_check "tx.qdisc ungrouped (place array) n=$an p99 $(tcp_fmt_ms "$a99") max $(tcp_fmt_ms "$amax") = grouped by raddr n=$qn p99 $(tcp_fmt_ms "$q99") max $(tcp_fmt_ms "$qmax") (counts +-1%, p99 +-max(1/16, 20us))" \
 		eval 'ge "$an" 100 && tcp_ratio_ok "$an" "$qn" 0.01 && close_us "$a99" "$q99" && ge "$amax" "$a99"'
+	# self-accounting under this traffic: the kernel's figures of the hooks every request
+	# runs, and tailtrace's own CPU
+	selfc=$(python3 -c 'import json,sys
+s = json.load(open(sys.argv[1]))["self"]
+p = {x["hook"]: x for x in s["programs"]}
+need = ["tcp_probe", "tcp_sendmsg", "net_dev_queue", "sock_recv_length"]
+ok = all(h in p and p[h]["runs"] > 0 and p[h]["events_per_s"] > 0 and p[h]["ns_per_event"] > 0 for h in need)
+ok = ok and s["cpu_s"] > 0 and s["programs_s"] > 0 and s["sampling"]["rate"] == 1
+print(("ok" if ok else "bad") + " cpu_s=%g programs_s=%g " % (s["cpu_s"], s["programs_s"]) +
+      " ".join("%s=%.0f/s,%.0fns" % (h, p[h]["events_per_s"], p[h]["ns_per_event"]) for h in need if h in p))' "$TMP/idle_all.json" 2>&1)
+	tt_check "self-accounting non-zero under traffic: $selfc" eval '[ "${selfc%% *}" = ok ]'
 	reqs=$(( $(j "$TMP/i4.json" requests) + $(j "$TMP/i6.json" requests) ))
 	tt_check "tx.qdisc p99 $(tcp_fmt_ms "$q99") near zero without a bottleneck (10gbit tbf; n=$qn >= $reqs responses; < 1ms)" \
 		eval 'ge "$qn" "$reqs" && le "$q99" 1000'
