@@ -150,6 +150,12 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 
 	if (!sk)
 		return NULL;
+	/* before any hash lookup: a socket out of the sample costs a multiply (on the address
+	 * as a number: the verifier multiplies no pointer). Only where a flow can be created:
+	 * the packet hooks find no entry for a socket out of the sample (userspace deletes
+	 * those that leave it), and their verification stays within the limit. */
+	if (create && sample_threshold != ~0u && !flow_in_sample(ptr_value(sk)))
+		return NULL;
 	f = bpf_map_lookup_elem(&flows, &addr);
 	if (f)
 		return f->verdict == FLOW_IGNORED ? NULL : f;

@@ -21,7 +21,10 @@
 #    SND and ACK, read by the sender from its error queue: tests/ns/tx_truth.py) (+-10 %);
 #  - bad device, pid, cgroup, port: exit 2 with one line on stderr.
 # The testbed is shared: the whole body holds /run/tailtrace-testbed.lock.
-# TCP_ONLY="qdisc loss slowread txtruth droptruth existing dupreq acceptq filters badinput idle" runs a subset, TCP_KEEP=1 keeps the
+#  - --budget: under a load whose cost exceeds the budget, the cost of a budgeted instance
+#    (its programs' run time + its CPU) stays within it, and its p99s (flows sampled,
+#    counts scaled up) within 10 % of an unsampled instance's on the same traffic.
+# TCP_ONLY="qdisc loss slowread txtruth droptruth existing dupreq acceptq filters badinput idle budget" runs a subset, TCP_KEEP=1 keeps the
 # temporary directory (debugging).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -289,6 +292,72 @@ print(("ok" if ok else "bad") + " cpu_s=%g programs_s=%g " % (s["cpu_s"], s["pro
 		tt_check "IPv$fam: every stage has samples ($desc ); client rx.stack $nrx and server tx.qdisc $ntq >= $r responses" \
 			eval '[ $okf = 1 ] && ge "$nrx" "$r" && ge "$ntq" "$r"'
 	done
+fi
+
+# ---------------------------------------------------------------- budget
+# 64 connections of open-loop requests, traced twice: unsampled (the reference, whose cost
+# shows the load exceeds the budget) and with --budget. From the third interval on (the
+# controller looks every second) each interval's cost must be within the budget; the p99s
+# of the whole run within 10 % (the histograms' buckets are 1/16 wide).
+if only budget; then
+	BUDGET=${TCP_BUDGET_PCT:-0.4}
+	srv 7416 tt-b-srv --compute const:50 --resp-bytes 512
+	srv_ready 7416 || tt_fail "loadgen server on 7416 did not start"
+	hist_or_fail b_ref --port 7416 -i 2
+	hist_or_fail b_bud --port 7416 -i 2 --budget "$BUDGET"
+	cli_bg tt-b-cli "$TMP/b.json" --connect "$TB_SRV4" --port 7416 --rate 3000 --conns 64 --duration 16
+	wait "$LAST_CLI"
+	tcp_hist_stop b_bud
+	tcp_hist_stop b_ref
+	bud=$(python3 - "$TMP/b_ref.json" "$TMP/b_bud.json" "$BUDGET" <<'PY' 2>&1
+import json, sys
+def objs(path):
+    dec, text, out, i = json.JSONDecoder(), open(path).read(), [], 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return out
+        o, i = dec.raw_decode(text, i)
+        out.append(o)
+def p99(ivals, name):
+    b = {}
+    for o in ivals:
+        for st in o["stages"]:
+            if st["name"] == name:
+                for lo, hi, n in st["buckets"]:
+                    b[lo] = (hi, b.get(lo, (hi, 0))[1] + n)
+    tot = sum(n for _, n in b.values())
+    seen = 0
+    for lo in sorted(b):
+        seen += b[lo][1]
+        if seen >= 0.99 * tot:
+            return (lo + (b[lo][0] or lo)) / 2 / 1000, tot
+    return 0, 0
+def cost(o):
+    return o["self"]["cpu_pct"] + o["self"]["programs_cpu_pct"]
+ref, bud, budget = objs(sys.argv[1]), objs(sys.argv[2]), float(sys.argv[3])
+ok, words = True, []
+steady = bud[2:-1]  # the last interval is partial
+costs = [cost(o) for o in steady]
+rcost = sorted(cost(o) for o in ref[2:-1])
+rates = [o["self"]["sampling"]["rate"] for o in steady]
+ok &= len(costs) >= 4 and max(costs) <= budget and rcost[len(rcost) // 2] > budget
+ok &= max(rates) < 1
+words.append("cost %% of a CPU: ref median %.2f, budgeted max %.2f (budget %g), rate %.3g-%.3g" %
+             (rcost[len(rcost) // 2], max(costs), budget, min(rates), max(rates)))
+for st in ("rx.stack", "tx.sendq", "rx.sockq"):
+    a, na = p99(ref, st)
+    b, nb = p99(bud, st)
+    good = a > 0 and abs(b - a) <= 0.1 * a
+    ok &= good
+    words.append("%s p99 %.1f/%.1f us (n %d/%d scaled)" % (st, a, b, na, nb))
+err = max(o["self"]["sampling"]["p99_error"] for o in steady)
+words.append("stated p99 error <= %.1f %%" % (100 * err))
+print(("ok " if ok else "bad ") + "; ".join(words))
+PY
+)
+	tt_check "--budget $BUDGET: $bud" eval '[ "${bud%% *}" = ok ]'
 fi
 
 # ---------------------------------------------------------------- loss

@@ -9,7 +9,9 @@
 #include <cmocka.h>
 #include <math.h>
 #include <string.h>
+#include "collect/budget.h"
 #include "collect/self_cost.h"
+#include "core/histogram.h"
 #include "core/snapshot.h"
 #include "record/record_format.h"
 
@@ -130,6 +132,57 @@ static void test_record_roundtrip(void **state)
 	snapshot__free(&back);
 }
 
+static void test_budget_rate(void **state)
+{
+	(void)state;
+	/* no budget: everything */
+	assert_true(budget_next_rate(0.5, 10, 0) == 1);
+	/* twice over budget at full rate: down in proportion to 90 % of it */
+	assert_true(fabs(budget_next_rate(1, 4, 2) - 0.45) < 1e-9);
+	/* well under: up, at most twofold a step, never above 1 */
+	assert_true(fabs(budget_next_rate(0.1, 0.5, 2) - 0.2) < 1e-9);
+	assert_true(budget_next_rate(0.8, 0.5, 2) == 1);
+	/* near the aim: stays */
+	assert_true(budget_next_rate(0.3, 1.85, 2) == 0.3);
+	/* a cost no rate can meet: the floor */
+	assert_true(budget_next_rate(BUDGET_MIN_RATE, 50, 1) == BUDGET_MIN_RATE);
+}
+
+static void test_budget_threshold(void **state)
+{
+	unsigned int in = 0, n = 100000;
+
+	(void)state;
+	assert_int_equal(budget_threshold(1), 0xffffffffu);
+	assert_true(fabs(budget_rate_of(budget_threshold(0.25)) - 0.25) < 1e-9);
+	/* socket addresses (slab objects 2 KiB apart): the hash keeps the share asked for */
+	for (unsigned int i = 0; i < n; i++)
+		in += budget_flow_hash(0xffff888100000000ULL + (__u64)i * 2048) <=
+		      budget_threshold(0.25);
+	assert_true(fabs((double)in / n - 0.25) < 0.01);
+}
+
+static void test_hist_scale_and_error(void **state)
+{
+	struct hist h, s;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	for (int i = 1; i <= 10000; i++)
+		hist_record(&h, (__u64)i * 1000);
+	s = h;
+	hist_scale(&s, 4);
+	assert_int_equal(s.count, 4 * h.count);
+	assert_int_equal(s.sum_ns, 4 * h.sum_ns);
+	assert_int_equal(hist_quantile(&s, 0.99), hist_quantile(&h, 0.99));
+	/* not sampled: no error; fewer samples seen: a larger one */
+	assert_true(hist_p99_error(&s, 1) == 0);
+	assert_true(hist_p99_error(&s, 0.25) > 0);
+	assert_true(hist_p99_error(&s, 0.25) < 0.1);
+	assert_true(hist_p99_error(&s, 0.01) > hist_p99_error(&s, 0.25));
+	assert_true(hist_p99_error(&s, 1e-6) == 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +191,9 @@ int main(void)
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_merge_by_hook),
 		cmocka_unit_test(test_record_roundtrip),
+		cmocka_unit_test(test_budget_rate),
+		cmocka_unit_test(test_budget_threshold),
+		cmocka_unit_test(test_hist_scale_and_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,8 +22,8 @@
 #define RECORD_POLL_MS      250
 #define RECORD_POLL_HTTP_MS 50
 #define RECORD_OPTS                                                                                \
-	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |        \
-	 OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY)
+	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BUDGET | OPT_OUTPUT |          \
+	 OPT_MAX_SIZE | OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY)
 
 /* Waits for the interval while consuming request events and answering scrapes. Returns
  * false when recording should stop after this interval. */
@@ -72,8 +72,8 @@ int cmd_record(int argc, char **argv)
 			return 2;
 		}
 	}
-	r = session_start(&ss, "record", argc, argv, RECORD_OPTS, COLL_REQUESTS | COLL_SLOW_REQS,
-			  NULL);
+	r = session_start(&ss, "record", argc, argv, RECORD_OPTS,
+			  COLL_REQUESTS | COLL_SLOW_REQS | COLL_DEFAULT_BUDGET, NULL);
 	if (r >= 0) {
 		http_metrics__close(http);
 		return r;

@@ -231,6 +231,8 @@ void stage_report_json(const struct snapshot *s, const struct stage_report_opts 
 		jw_double(w, "p50_us", us(sum.p50_ns));
 		jw_double(w, "p90_us", us(sum.p90_ns));
 		jw_double(w, "p99_us", us(sum.p99_ns));
+		/* sampled by --budget: the p99's estimated relative error (0: all flows) */
+		jw_double(w, "p99_error", hist_p99_error(h, snapshot__sample_rate(s)));
 		jw_double(w, "p999_us", us(sum.p999_ns));
 		jw_double(w, "max_us", us(sum.max_ns));
 		for (__u32 b = 0; b < HIST_SLOTS; b++) {
@@ -446,9 +448,13 @@ void stage_report_text(const struct snapshot *s, const struct stage_report_opts 
 		fmt_duration(c[3], 16, (double)(sum.p99_ns), DUR_TABLE);
 		fmt_duration(c[4], 16, (double)(sum.p999_ns), DUR_TABLE);
 		fmt_duration(c[5], 16, (double)(sum.max_ns), DUR_TABLE);
-		fprintf(f, "%-12s %-11s %-22.22s %9llu %9s %9s %9s %9s %9s  %s%s%s\n", si->name,
+		fprintf(f, "%-12s %-11s %-22.22s %9llu %9s %9s %9s %9s %9s  %s%s%s", si->name,
 			class_name(si->class), group, (unsigned long long)sum.count, c[0], c[1],
 			c[2], c[3], c[4], c[5], place[0] ? "  " : "", place);
+		if (snapshot__sample_rate(s) < 1)
+			fprintf(f, "  (p99 +-%.1f%%)",
+				100 * hist_p99_error(&v[i].h, snapshot__sample_rate(s)));
+		fputc('\n', f);
 		if (ro->chart)
 			chart(&v[i].h, f);
 	}

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "collect/collector_int.h"
 #include "attr/attribution.h"
+#include "collect/budget.h"
 #include "collect/cgroup.h"
 #include "lib/log.h"
 #include "lib/clock.h"
@@ -436,6 +437,9 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		close(cgfd);
 	note_missing(c);
 	follow_costs(c);
+	budget_open(c, o->budget_pct >= 0                 ? o->budget_pct
+		       : (features & COLL_DEFAULT_BUDGET) ? BUDGET_RECORD_DEFAULT_PCT
+							  : 0);
 	c->start_realtime = realtime_ns();
 	*out = c;
 	return 0;
@@ -483,6 +487,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 		return n;
 	m = ring_buffer__consume(c->rb);
 	sweep_flows(c);
+	budget_step(c);
 	/* new places get their array slot within ~200 ms, not only at the next snapshot: a
 	 * one-shot `hist` has a single snapshot, at the end */
 	if (c->nplaces < c->place_max) {
@@ -502,6 +507,7 @@ void collector__close(struct collector *c)
 		return;
 	req_rings_close(c);
 	self_cost__close(&c->cost);
+	budget_close(c);
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	if (c->skel) {

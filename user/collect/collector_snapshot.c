@@ -302,6 +302,23 @@ static void move_requests(struct collector *c, struct snapshot *s)
 	}
 }
 
+int collect_sampled(struct collector *c, struct snapshot *dst, __u64 *cur, size_t *nkeys)
+{
+	struct snapshot t;
+	int err;
+
+	snapshot__init(&t);
+	err = collect_hash_hists(c, &t, nkeys);
+	if (!err)
+		err = collect_array_hists(c, &t);
+	collect_counters(c, &t, cur);
+	budget_scale(c, &t);
+	if (!err)
+		err = snapshot__merge(dst, &t);
+	snapshot__free(&t);
+	return err;
+}
+
 int collector__snapshot(struct collector *c, struct snapshot *s)
 {
 	__u64 cur[CNT__MAX];
@@ -310,12 +327,11 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 
 	/* the ring buffer first, so requests finished before now land in this snapshot */
 	ring_buffer__consume(c->rb);
-	err = collect_hash_hists(c, s, &nkeys);
+	err = collect_sampled(c, s, cur, &nkeys);
 	if (!err)
-		err = collect_array_hists(c, s);
+		err = budget_finish(c, s);
 	if (err)
 		return err;
-	collect_counters(c, s, cur);
 	count_hist_evictions(c, s, cur, nkeys);
 	count_thread_evictions(c, s);
 	count_unmatched_stamps(c, s, cur);

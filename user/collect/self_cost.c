@@ -79,6 +79,19 @@ void self_cost__collect(struct self_cost *sc, struct snapshot *s)
 	s->self_rss_kb = self_rss_kb();
 }
 
+__u64 self_cost__total_ns(const struct self_cost *sc)
+{
+	__u64 t = 0;
+
+	for (int i = 0; i < sc->nprogs; i++) {
+		struct prog_stat cur;
+
+		if (!read_prog(sc->prog_fd[i], &cur))
+			t += cur.run_ns;
+	}
+	return t;
+}
+
 void self_cost__close(struct self_cost *sc)
 {
 	if (sc->stats_fd >= 0)

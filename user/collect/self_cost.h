@@ -35,6 +35,8 @@ void self_cost__add_prog(struct self_cost *sc, int prog_fd, const char *name);
  * RSS, into s. */
 void self_cost__collect(struct self_cost *sc, struct snapshot *s);
 void self_cost__close(struct self_cost *sc);
+/* Run time of all followed programs so far, ns (cumulative). */
+__u64 self_cost__total_ns(const struct self_cost *sc);
 
 /* What happened between two readings of cumulative counters. A counter that went
  * backwards (the program was replaced, statistics switched off and on) starts again from

@@ -1,0 +1,1 @@
+#define TT_VERSION "3d95b2b-dirty"
