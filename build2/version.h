@@ -1,1 +1,1 @@
-#define TT_VERSION "3d95b2b-dirty"
+#define TT_VERSION "32d6914-dirty"
