@@ -1,1 +1,1 @@
-#define TT_VERSION "32d6914-dirty"
+#define TT_VERSION "8422bd4-dirty"
