@@ -1,1 +1,1 @@
-#define TT_VERSION "8422bd4-dirty"
+#define TT_VERSION "ed9f953-dirty"

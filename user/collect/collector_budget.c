@@ -37,8 +37,10 @@ static void drop_unsampled_flows(struct collector *c, __u32 threshold)
 {
 	int fd = bpf_map__fd(c->skel->maps.flows);
 	__u64 key, next, *prev = NULL;
+	/* a key that vanished under the walk restarts it from the first: bounded */
+	__u32 steps = 2 * bpf_map__max_entries(c->skel->maps.flows);
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
+	while (steps-- && !bpf_map_get_next_key(fd, prev, &next)) {
 		if (budget_flow_hash(next) > threshold && !bpf_map_delete_elem(fd, &next))
 			continue; /* deleted: the walk goes on from the same predecessor */
 		key = next;
