@@ -304,13 +304,14 @@ if only budget; then
 	srv_ready 7416 || tt_fail "loadgen server on 7416 did not start"
 	hist_or_fail b_ref --port 7416 -i 2
 	cli_bg tt-b-cli "$TMP/b.json" --connect "$TB_SRV4" --port 7416 --rate 3000 --conns 64 --duration 24
-	# the budget: 60 % of what the unsampled instance costs on this load (its first full
-	# interval with traffic), unless given; part of the cost (the receive stamps of every packet of the
-	# port, the failed lookups of packets of untraced flows) no sampling removes
+	# the budget: 85 % of what the unsampled instance costs on this load (its first full
+	# interval with traffic), unless given. Sampling cannot go below a floor: every hook
+	# still runs for every event (dispatch, the kernel's accounting, the early exit), and
+	# the receive stamp of every packet of the port; measured here at 60-75 % of the cost
 	sleep 4.5
 	BUDGET=${TCP_BUDGET_PCT:-$(python3 -c 'import json,sys
 o = json.loads(open(sys.argv[1]).readlines()[1])["self"]
-print("%.3g" % (0.6 * (o["cpu_pct"] + o["programs_cpu_pct"])))' "$TMP/b_ref.json" 2>/dev/null || echo 0.5)}
+print("%.3g" % (0.85 * (o["cpu_pct"] + o["programs_cpu_pct"])))' "$TMP/b_ref.json" 2>/dev/null || echo 0.5)}
 	hist_or_fail b_bud --port 7416 -i 2 --budget "$BUDGET"
 	wait "$LAST_CLI"
 	tcp_hist_stop b_bud
