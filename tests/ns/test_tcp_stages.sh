@@ -302,7 +302,12 @@ fi
 if only budget; then
 	srv 7416 tt-b-srv --compute const:50 --resp-bytes 512
 	srv_ready 7416 || tt_fail "loadgen server on 7416 did not start"
-	hist_or_fail b_ref --port 7416 -i 2
+	# the server's sockets only (-p): 64 flows alike. Both ends' sockets are on this host,
+	# and a sample mixing client and server sockets in other proportions than all of them
+	# moves a p99 that sits between two modes (rx.stack: 4 or 36 us from one interval to
+	# the next, unsampled)
+	bsrv=$LAST_SRV
+	hist_or_fail b_ref --port 7416 -p "$bsrv" -i 2
 	cli_bg tt-b-cli "$TMP/b.json" --connect "$TB_SRV4" --port 7416 --rate 3000 --conns 64 --duration 24
 	# the budget: 85 % of what the unsampled instance costs on this load (its first full
 	# interval with traffic), unless given. Sampling cannot go below a floor: every hook
@@ -312,7 +317,7 @@ if only budget; then
 	BUDGET=${TCP_BUDGET_PCT:-$(python3 -c 'import json,sys
 o = json.loads(open(sys.argv[1]).readlines()[1])["self"]
 print("%.3g" % (0.85 * (o["cpu_pct"] + o["programs_cpu_pct"])))' "$TMP/b_ref.json" 2>/dev/null || echo 0.5)}
-	hist_or_fail b_bud --port 7416 -i 2 --budget "$BUDGET"
+	hist_or_fail b_bud --port 7416 -p "$bsrv" -i 2 --budget "$BUDGET"
 	wait "$LAST_CLI"
 	tcp_hist_stop b_bud
 	tcp_hist_stop b_ref
@@ -349,10 +354,13 @@ steady = bud[2:-1]  # the last interval is partial
 costs = [cost(o) for o in steady]
 rcost = sorted(cost(o) for o in ref[2:-1])
 rates = [o["self"]["sampling"]["rate"] for o in steady]
-ok &= len(costs) >= 4 and max(costs) <= budget and rcost[len(rcost) // 2] > budget
+# within the budget: the median interval, and every one within a tenth (1 s steps)
+med = sorted(costs)[len(costs) // 2] if costs else 1e9
+ok &= len(costs) >= 4 and med <= budget and max(costs) <= 1.1 * budget
+ok &= rcost[len(rcost) // 2] > budget
 ok &= max(rates) < 1
-words.append("cost %% of a CPU: ref median %.2f, budgeted max %.2f (budget %g), rate %.3g-%.3g" %
-             (rcost[len(rcost) // 2], max(costs), budget, min(rates), max(rates)))
+words.append("cost %% of a CPU: ref median %.2f, budgeted median %.2f max %.2f (budget %g), rate %.3g-%.3g" %
+             (rcost[len(rcost) // 2], med, max(costs), budget, min(rates), max(rates)))
 for st in ("rx.stack", "tx.sendq", "rx.sockq"):
     a, na = p99(ref, st)
     b, nb = p99(bud, st)
