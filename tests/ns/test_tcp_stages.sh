@@ -300,15 +300,15 @@ fi
 # interval on (the controller looks every second) each interval's cost must be within the
 # budget; the p99s of the whole runs within 10 % (the histograms' buckets are 1/16 wide).
 if only budget; then
-	srv 7416 tt-b-srv --compute const:50 --resp-bytes 512
-	srv_ready 7416 || tt_fail "loadgen server on 7416 did not start"
+	srv 7418 tt-b-srv --compute const:50 --resp-bytes 512
+	srv_ready 7418 || tt_fail "loadgen server on 7418 did not start"
 	# the server's sockets only (-p): 64 flows alike. Both ends' sockets are on this host,
 	# and a sample mixing client and server sockets in other proportions than all of them
 	# moves a p99 that sits between two modes (rx.stack: 4 or 36 us from one interval to
 	# the next, unsampled)
 	bsrv=$LAST_SRV
-	hist_or_fail b_ref --port 7416 -p "$bsrv" -i 2
-	cli_bg tt-b-cli "$TMP/b.json" --connect "$TB_SRV4" --port 7416 --rate 3000 --conns 64 --duration 24
+	hist_or_fail b_ref --port 7418 -p "$bsrv" -i 2
+	cli_bg tt-b-cli "$TMP/b.json" --connect "$TB_SRV4" --port 7418 --rate 3000 --conns 64 --duration 24
 	# the budget: 85 % of what the unsampled instance costs on this load (its first full
 	# interval with traffic), unless given. Sampling cannot go below a floor: every hook
 	# still runs for every event (dispatch, the kernel's accounting, the early exit), and
@@ -317,7 +317,7 @@ if only budget; then
 	BUDGET=${TCP_BUDGET_PCT:-$(python3 -c 'import json,sys
 o = json.loads(open(sys.argv[1]).readlines()[1])["self"]
 print("%.3g" % (0.85 * (o["cpu_pct"] + o["programs_cpu_pct"])))' "$TMP/b_ref.json" 2>/dev/null || echo 0.5)}
-	hist_or_fail b_bud --port 7416 -p "$bsrv" -i 2 --budget "$BUDGET"
+	hist_or_fail b_bud --port 7418 -p "$bsrv" -i 2 --budget "$BUDGET"
 	wait "$LAST_CLI"
 	tcp_hist_stop b_bud
 	tcp_hist_stop b_ref
@@ -373,6 +373,7 @@ print(("ok " if ok else "bad ") + "; ".join(words))
 PY
 )
 	tt_check "--budget $BUDGET: $bud" eval '[ "${bud%% *}" = ok ]'
+	kill "$bsrv" 2>/dev/null # its port is free for the sections after
 fi
 
 # ---------------------------------------------------------------- loss
