@@ -92,7 +92,8 @@ void budget_step(struct collector *c)
 }
 
 /* Interval's end: what was folded at earlier rates joins s, and s states the rate (the
- * lowest in force during the interval), the budget and the largest p99 error. */
+ * lowest in force during the interval), the budget and the largest p99 error of the
+ * histograms with 100 samples seen or more. */
 int budget_finish(struct collector *c, struct snapshot *s)
 {
 	struct budget_state *b = &c->bud;
@@ -106,7 +107,13 @@ int budget_finish(struct collector *c, struct snapshot *s)
 	s->sample_rate = b->lowest;
 	s->p99_error = 0;
 	for (size_t i = 0; i < s->nhists; i++) {
-		double e = hist_p99_error(&s->hists[i].h, b->lowest);
+		double e;
+
+		/* the summary is of the histograms a p99 means something for: 100 samples seen
+		 * (each stage's own error is in the outputs) */
+		if ((double)s->hists[i].h.count * b->lowest < 100)
+			continue;
+		e = hist_p99_error(&s->hists[i].h, b->lowest);
 
 		if (e > s->p99_error)
 			s->p99_error = e;
