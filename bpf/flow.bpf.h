@@ -150,6 +150,12 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 
 	if (!sk)
 		return NULL;
+	/* before any hash lookup: a socket out of the sample costs a multiply (on the address
+	 * as a number: the verifier multiplies no pointer). Only where a flow can be created:
+	 * the packet hooks find no entry for a socket out of the sample (userspace deletes
+	 * those that leave it), and their verification stays within the limit. */
+	if (create && sample_threshold != ~0u && !flow_in_sample(ptr_value(sk)))
+		return NULL;
 	f = bpf_map_lookup_elem(&flows, &addr);
 	if (f)
 		return f->verdict == FLOW_IGNORED ? NULL : f;
@@ -244,9 +250,8 @@ static __always_inline void flow_forget(struct sock *sk)
  * are counted apart as unseen (they have no kind and no timing). Order-free: an event
  * that runs before the kernel adds its segments only leaves the difference negative
  * until a later sync. */
-static __always_inline void retrans_sync(struct flow *f, struct sock *sk)
+static __always_inline void retrans_sync_total(struct flow *f, __u32 total)
 {
-	__u32 total = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
 	__s32 missing = (__s32)(total - f->retrans_base - f->retrans_seen - f->retrans_unseen);
 
 	if (f->verdict != FLOW_TRACED || missing <= 0)
@@ -254,6 +259,12 @@ static __always_inline void retrans_sync(struct flow *f, struct sock *sk)
 	f->retrans_unseen += missing;
 	cnt_add(CNT_RETRANS, missing);
 	cnt_add(CNT_RETRANS_UNSEEN, missing);
+}
+
+/* The same where only the socket is at hand: total_retrans through a probe read. */
+static __always_inline void retrans_sync(struct flow *f, struct sock *sk)
+{
+	retrans_sync_total(f, BPF_CORE_READ((struct tcp_sock *)sk, total_retrans));
 }
 
 static __always_inline struct flow *flow_traced(struct sock *sk)

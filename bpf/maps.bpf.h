@@ -46,6 +46,18 @@ struct {
 /* Bumped by userspace at each snapshot: stage_hists' max_ns restarts in a new epoch. */
 volatile __u64 hist_epoch;
 
+/* --budget samples by flow: a socket is traced when the hash of its address is at most
+ * this (~0: every socket). Userspace lowers and raises it (user/collect/budget.c), and
+ * deletes the state of flows that leave the sample. */
+volatile __u32 sample_threshold = ~0u;
+
+/* Fibonacci hashing of the socket's address: its top bits are uniform whatever the slab
+ * layout, so a threshold keeps an unbiased share of sockets. Same hash in user/collect. */
+static __always_inline bool flow_in_sample(__u64 addr)
+{
+	return (__u32)((addr * 0x9E3779B97F4A7C15ULL) >> 32) <= sample_threshold;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CNT__MAX);

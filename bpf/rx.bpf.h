@@ -217,7 +217,7 @@ int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
 	if (!f || !tp)
 		return 0;
 	now = bpf_ktime_get_ns();
-	tid = (__u32)bpf_get_current_pid_tgid();
+	tid = f->tid; /* flow_owner() just stored the current thread */
 	flow_track_thread(f, tid);
 	copied = tp->copied_seq;
 	for (int n = 0; n < RXQ_SLOTS; n++) {

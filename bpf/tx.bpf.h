@@ -56,9 +56,10 @@ int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff
 	if (!tp)
 		return 0;
 	now = bpf_ktime_get_ns();
-	tid = (__u32)bpf_get_current_pid_tgid();
+	tid = f->tid; /* flow_owner() just stored the current thread */
 	f->send_start_ns = now;
-	retrans_sync(f, sk);
+	/* a plain load through the typed pointer, not a probe read */
+	retrans_sync_total(f, tp->total_retrans);
 	send_begin(f, tp->write_seq, (__u32)msg->msg_iter.count, now);
 	flow_track_thread(f, tid);
 	req_on_send(f, now, tid);

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "cmd/commands.h"
@@ -25,31 +24,8 @@
 #define RECORD_POLL_MS      250
 #define RECORD_POLL_HTTP_MS 50
 #define RECORD_OPTS                                                                                \
-	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_OUTPUT | OPT_MAX_SIZE |        \
-	 OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY)
-
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
-}
-
-static unsigned long long rss_kb(void)
-{
-	unsigned long long pages = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &pages, &resident) != 2)
-		resident = 0;
-	fclose(f);
-	return resident * (unsigned long long)sysconf(_SC_PAGESIZE) / 1024;
-}
+	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BUDGET | OPT_OUTPUT |          \
+	 OPT_MAX_SIZE | OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY)
 
 /* Waits for the interval while consuming request events, and answering scrapes when http
  * is given (only when its serving thread did not start). Returns false when recording
@@ -101,19 +77,15 @@ static void unwritten_resumed(struct unwritten *u, const char *dir)
 
 /* Takes the interval's snapshot, writes it and serves it. 0, or an error that stops
  * recording: storage trouble passes (counted in u), memory trouble does not. */
+/* tailtrace's own CPU and memory are in the snapshot already (collect/self_cost.c) */
 static int record_interval(struct session *ss, struct recorder *rec, struct http_metrics *http,
-			   struct unwritten *u, double *cpu0)
+			   struct unwritten *u)
 {
 	struct snapshot snap;
-	double cpu1;
 	int r;
 
 	snapshot__init(&snap);
 	r = session_snapshot(ss, &snap);
-	cpu1 = cpu_seconds();
-	snap.self_cpu_s = cpu1 - *cpu0;
-	snap.self_rss_kb = rss_kb();
-	*cpu0 = cpu1;
 	if (!r) {
 		r = recorder__append(rec, &snap);
 		if (r && r != -ENOMEM) {
@@ -136,7 +108,7 @@ int cmd_record(int argc, char **argv)
 	struct unwritten unw = { 0 };
 	struct session ss;
 	char err[512];
-	double interval, cpu0;
+	double interval;
 	bool more = true;
 	int r, status = 0;
 
@@ -155,8 +127,8 @@ int cmd_record(int argc, char **argv)
 			return 2;
 		}
 	}
-	r = session_start(&ss, "record", argc, argv, RECORD_OPTS, COLL_REQUESTS | COLL_SLOW_REQS,
-			  NULL);
+	r = session_start(&ss, "record", argc, argv, RECORD_OPTS,
+			  COLL_REQUESTS | COLL_SLOW_REQS | COLL_DEFAULT_BUDGET, NULL);
 	if (r >= 0) {
 		http_metrics__close(http);
 		return r;
@@ -184,10 +156,9 @@ int cmd_record(int argc, char **argv)
 	interval = ss.o.interval_s > 0 ? ss.o.interval_s : RECORD_DEFAULT_INTERVAL;
 	fprintf(stderr, "Recording to %s every %.3g s... SIGINT/SIGTERM flush and stop.\n",
 		ss.o.output, interval);
-	cpu0 = cpu_seconds();
 	while (more) {
 		more = wait_interval(&ss, served_by_loop, interval);
-		r = record_interval(&ss, rec, http, &unw, &cpu0);
+		r = record_interval(&ss, rec, http, &unw);
 		if (r) {
 			tt_error("recording failed: %s", strerror(-r));
 			status = 1;

@@ -202,11 +202,10 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	fmt_duration(a, sizeof(a), (double)s->slow_threshold_ns, DUR_FINE);
 	fprintf(f,
 		"\nhistogram keys: %llu live, %llu evicted; events lost: %llu\n"
-		"flight recorder: %zu slow requests kept, %llu cut, threshold %s\n"
-		"tailtrace itself: %.2f s CPU, %llu kB RSS\n",
+		"flight recorder: %zu slow requests kept, %llu cut, threshold %s\n",
 		(unsigned long long)s->hist_live, (unsigned long long)s->hist_evicted,
-		(unsigned long long)s->events_lost, s->nslow, (unsigned long long)s->slow_cut, a,
-		s->self_cpu_s, (unsigned long long)s->self_rss_kb);
+		(unsigned long long)s->events_lost, s->nslow, (unsigned long long)s->slow_cut, a);
+	stage_report_self_print_text(s, f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -312,10 +311,7 @@ static void json_counters(struct json_writer *w, const struct snapshot *s)
 	jw_uint(w, "cut", s->slow_cut);
 	jw_uint(w, "threshold_ns", s->slow_threshold_ns);
 	jw_object_end(w);
-	jw_object_begin(w, "self");
-	jw_double(w, "cpu_s", s->self_cpu_s);
-	jw_uint(w, "rss_kb", s->self_rss_kb);
-	jw_object_end(w);
+	stage_report_self_print_json(s, w);
 }
 
 int report_print_json(FILE *f, const struct snapshot *s, const char *source,

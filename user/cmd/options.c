@@ -29,7 +29,8 @@ enum {
 	LO_SYSFS_ROOT,
 	LO_RDMA_FULL,
 	LO_COUNT,
-	LO_RDMA
+	LO_RDMA,
+	LO_BUDGET
 };
 
 static const struct option long_opts[] = {
@@ -58,6 +59,7 @@ static const struct option long_opts[] = {
 	{ "sysfs-root", required_argument, NULL, LO_SYSFS_ROOT },
 	{ "rdma-full", no_argument, NULL, LO_RDMA_FULL },
 	{ "rdma", no_argument, NULL, LO_RDMA },
+	{ "budget", required_argument, NULL, LO_BUDGET },
 	{ 0 },
 };
 
@@ -82,6 +84,8 @@ static unsigned int opt_bit(int c)
 		return OPT_INTERVAL;
 	case LO_COUNT:
 		return OPT_COUNT;
+	case LO_BUDGET:
+		return OPT_BUDGET;
 	case 'j':
 		return OPT_JSON;
 	case LO_STAGE:
@@ -353,6 +357,25 @@ static int set_io_opt(struct tt_opts *o, int c, char *arg, char *err, size_t err
 	return 0;
 }
 
+/* --budget PCT: percent of one CPU (0 or "off": none). */
+static int set_budget(struct tt_opts *o, const char *arg, char *err, size_t errlen)
+{
+	char *end;
+	double v;
+
+	if (!strcmp(arg, "off")) {
+		o->budget_pct = 0;
+		return 0;
+	}
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0 && v <= 1000))
+		return fail(err, errlen,
+			    "invalid --budget '%s' (percent of one CPU, 0-1000, or off)", arg);
+	o->budget_pct = v;
+	return 0;
+}
+
 /* One option into o: 1 for -h, 0 when taken, or -EINVAL with err set. */
 static int set_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen)
 {
@@ -387,6 +410,8 @@ static int set_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen
 	case LO_BY:
 	case LO_ROLE:
 		return set_view_opt(o, c, arg, err, errlen);
+	case LO_BUDGET:
+		return set_budget(o, arg, err, errlen);
 	default:
 		return set_io_opt(o, c, arg, err, errlen);
 	}
@@ -400,6 +425,7 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 
 	memset(o, 0, sizeof(*o));
 	o->by = GROUP_NONE;
+	o->budget_pct = -1;
 	/* 0, not 1: glibc then also forgets the previous argv (permutation, cluster position) */
 	optind = 0;
 	opterr = 0;

@@ -30,6 +30,7 @@ enum tt_opt_bit {
 	OPT_FORMAT = 1u << 16,
 	OPT_RDMA = 1u << 17,
 	OPT_COUNT = 1u << 18,
+	OPT_BUDGET = 1u << 19,
 };
 #define OPT_FILTERS (OPT_PID | OPT_COMM | OPT_CGROUP | OPT_PORT | OPT_DEV)
 
@@ -45,6 +46,7 @@ struct tt_opts {
 	double duration_s;             /* -d, 0 = until interrupted */
 	double interval_s;             /* -i, 0 = only at the end */
 	long count;                    /* --count: number of intervals, 0 = unbounded */
+	double budget_pct;             /* --budget: % of one CPU, 0 = none (unset: -1) */
 	bool json;                     /* -j */
 	int verbose;                   /* -v */
 	int stages[TT_MAX_STAGES_SEL]; /* --stage, enum tt_stage */

@@ -214,6 +214,7 @@ void stage_report_counters_print_json(const struct snapshot *s, struct json_writ
 	jw_uint(w, "closes_unseen", s->counters[CNT_CLOSES_UNSEEN]);
 	jw_uint(w, "bql_stalls", s->counters[CNT_BQL_STALLS]);
 	jw_object_end(w);
+	stage_report_self_print_json(s, w);
 }
 
 void stage_report_print_json(const struct snapshot *s, const struct stage_report_opts *ro,
@@ -249,6 +250,8 @@ void stage_report_print_json(const struct snapshot *s, const struct stage_report
 		jw_double(w, "p50_us", us(sum.p50_ns));
 		jw_double(w, "p90_us", us(sum.p90_ns));
 		jw_double(w, "p99_us", us(sum.p99_ns));
+		/* sampled by --budget: the p99's estimated relative error (0: all flows) */
+		jw_double(w, "p99_error", hist_p99_error(h, snapshot__sample_rate(s)));
 		jw_double(w, "p999_us", us(sum.p999_ns));
 		jw_double(w, "max_us", us(sum.max_ns));
 		for (__u32 b = 0; b < HIST_SLOTS; b++) {
@@ -363,6 +366,82 @@ void stage_report_counters_print_text(const struct snapshot *s, FILE *f)
 				     s->counters[CNT_SCHED_UPDATE_FAIL]),
 		(unsigned long long)s->slow_cut, (unsigned long long)s->counters[CNT_SENDS_UNTIMED],
 		(unsigned long long)s->counters[CNT_CLOSES_UNSEEN]);
+	stage_report_self_print_text(s, f);
+}
+
+static double snap_seconds(const struct snapshot *s)
+{
+	return s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) / 1e9 : 0;
+}
+
+/* Percent of one CPU that `used` seconds make of the snapshot's window. */
+static double pct_of_cpu(const struct snapshot *s, double used)
+{
+	double secs = snap_seconds(s);
+
+	return secs > 0 ? 100.0 * used / secs : 0;
+}
+
+void stage_report_self_print_json(const struct snapshot *s, struct json_writer *w)
+{
+	double secs = snap_seconds(s), prog_s = (double)snap_prog_time_ns(s) / 1e9;
+
+	jw_object_begin(w, "self");
+	jw_double(w, "cpu_s", s->self_cpu_s);
+	jw_double(w, "cpu_pct", pct_of_cpu(s, s->self_cpu_s));
+	jw_uint(w, "rss_kb", s->self_rss_kb);
+	jw_double(w, "programs_s", prog_s);
+	jw_double(w, "programs_cpu_pct", pct_of_cpu(s, prog_s));
+	jw_array_begin(w, "programs");
+	for (size_t i = 0; i < s->nprogs; i++) {
+		const struct snap_prog *p = &s->progs[i];
+
+		if (!p->runs)
+			continue;
+		jw_object_begin(w, NULL);
+		jw_string(w, "hook", p->name);
+		jw_uint(w, "runs", p->runs);
+		jw_uint(w, "run_ns", p->run_ns);
+		jw_double(w, "events_per_s", prog_runs_per_s(p, secs));
+		jw_double(w, "ns_per_event", prog_ns_per_run(p));
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_object_begin(w, "sampling");
+	jw_double(w, "rate", snapshot__sample_rate(s));
+	jw_double(w, "p99_error", s->p99_error);
+	jw_double(w, "budget_pct", s->budget_pct);
+	jw_object_end(w);
+	jw_object_end(w);
+}
+
+void stage_report_self_print_text(const struct snapshot *s, FILE *f)
+{
+	double secs = snap_seconds(s), prog_s = (double)snap_prog_time_ns(s) / 1e9;
+	double rate = snapshot__sample_rate(s);
+	bool first = true;
+
+	fprintf(f,
+		"tailtrace itself: %.3f s CPU (%.2f %% of one CPU), %llu kB RSS; its programs "
+		"%.3f s (%.2f %%)\n",
+		s->self_cpu_s, pct_of_cpu(s, s->self_cpu_s), (unsigned long long)s->self_rss_kb,
+		prog_s, pct_of_cpu(s, prog_s));
+	if (s->budget_pct > 0)
+		fprintf(f, "budget %.3g %% of one CPU: ", s->budget_pct);
+	if (rate < 1 || s->budget_pct > 0)
+		fprintf(f, "%.4g of flows traced (counts scaled up), p99 error ~%.1f %%\n", rate,
+			100.0 * s->p99_error);
+	for (size_t i = 0; i < s->nprogs; i++) {
+		const struct snap_prog *p = &s->progs[i];
+
+		if (!p->runs)
+			continue;
+		fprintf(f, "%s%s %.0f/s %.0f ns", first ? "per hook (events/s, ns/event): " : ", ",
+			p->name, prog_runs_per_s(p, secs), prog_ns_per_run(p));
+		first = false;
+	}
+	if (!first)
+		fputc('\n', f);
 }
 
 void stage_report_print_text(const struct snapshot *s, const struct stage_report_opts *ro, FILE *f)
@@ -389,9 +468,13 @@ void stage_report_print_text(const struct snapshot *s, const struct stage_report
 		fmt_duration(c[3], 16, (double)(sum.p99_ns), DUR_TABLE);
 		fmt_duration(c[4], 16, (double)(sum.p999_ns), DUR_TABLE);
 		fmt_duration(c[5], 16, (double)(sum.max_ns), DUR_TABLE);
-		fprintf(f, "%-12s %-11s %-22.22s %9llu %9s %9s %9s %9s %9s  %s%s%s\n", si->name,
+		fprintf(f, "%-12s %-11s %-22.22s %9llu %9s %9s %9s %9s %9s  %s%s%s", si->name,
 			class_name(si->class), group, (unsigned long long)sum.count, c[0], c[1],
 			c[2], c[3], c[4], c[5], place[0] ? "  " : "", place);
+		if (snapshot__sample_rate(s) < 1)
+			fprintf(f, "  (p99 +-%.1f%%)",
+				100 * hist_p99_error(&v[i].h, snapshot__sample_rate(s)));
+		fputc('\n', f);
 		if (ro->chart)
 			chart(&v[i].h, f);
 	}

@@ -37,5 +37,10 @@ void stage_report_counters_print_text(const struct snapshot *s, FILE *f);
  * programs did not run. */
 void nic_report_text(const struct snapshot *s, double duration_s, FILE *f);
 void nic_report_json(const struct snapshot *s, double duration_s, struct json_writer *w);
+/* tailtrace's own cost: its CPU and RSS, each program's events per second and ns per event
+ * (the kernel's accounting), the sampling rate in force and its p99 error ("self"). Also
+ * part of the counters' output above. */
+void stage_report_self_print_text(const struct snapshot *s, FILE *f);
+void stage_report_self_print_json(const struct snapshot *s, struct json_writer *w);
 
 #endif

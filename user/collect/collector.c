@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "collect/collector_int.h"
 #include "attr/attribution.h"
+#include "collect/budget.h"
 #include "collect/cgroup.h"
 #include "collect/k8s.h"
 #include "lib/log.h"
@@ -372,6 +373,20 @@ static int attach_programs(struct collector *c, int cgfd, char *err, size_t errl
 	return 0;
 }
 
+/* The kernel's run-time statistics of every loaded program, from now on. Refused (an old
+ * kernel, no CAP_SYS_ADMIN): the figures stay zero, tracing goes on. */
+static void follow_costs(struct collector *c)
+{
+	struct bpf_program *p;
+
+	if (self_cost__init(&c->cost) && log_verbose())
+		fprintf(stderr, "BPF run-time statistics unavailable: %s\n", strerror(errno));
+	bpf_object__for_each_program (p, c->skel->obj) {
+		if (bpf_program__autoload(p) && p != c->skel->progs.tt_flow_sweep)
+			self_cost__add_prog(&c->cost, bpf_program__fd(p), bpf_program__name(p));
+	}
+}
+
 /* --cuda: entry and return uprobes on libcuda's synchronising calls. */
 static int attach_cuda(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
 		       bool *usage)
@@ -437,6 +452,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (!c)
 		return fail(err, errlen, -ENOMEM, "out of memory");
 	c->features = features;
+	c->cost.stats_fd = -1;
 	c->agg = attr_agg__new();
 	c->slow_out = calloc(SLOW_KEEP_MAX, sizeof(*c->slow_out));
 	if (!c->agg || !c->slow_out || slow_keep__init(&c->slow, SLOW_KEEP_MAX)) {
@@ -478,6 +494,10 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	note_missing(c);
 	if (c->nic)
 		softnet_baseline(c);
+	follow_costs(c);
+	budget_open(c, o->budget_pct >= 0                 ? o->budget_pct
+		       : (features & COLL_DEFAULT_BUDGET) ? BUDGET_RECORD_DEFAULT_PCT
+							  : 0);
 	c->start_realtime = realtime_ns();
 	*out = c;
 	return 0;
@@ -525,6 +545,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 		return n;
 	m = ring_buffer__consume(c->rb);
 	sweep_flows(c);
+	budget_step(c);
 	/* new places get their array slot within ~200 ms, not only at the next snapshot: a
 	 * one-shot `hist` has a single snapshot, at the end */
 	if (c->nplaces < c->place_max) {
@@ -543,6 +564,8 @@ void collector__close(struct collector *c)
 	if (!c)
 		return;
 	req_rings_close(c);
+	self_cost__close(&c->cost);
+	budget_close(c);
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	if (c->skel) {

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include "collect/collector.h"
 #include "attr/slow_keep.h"
+#include "collect/self_cost.h"
 #include "core/histogram.h"
 
 #define SLOW_KEEP_MAX   256 /* flight-recorder requests kept per snapshot */
@@ -23,6 +24,19 @@
 
 struct tailtrace_bpf;
 struct attr_agg;
+
+/* --budget (collector_budget.c) */
+struct budget_state {
+	double pct;              /* % of one CPU, 0: off */
+	double rate;             /* share of flows traced now */
+	double lowest;           /* lowest rate since the last snapshot */
+	double last_s;           /* CLOCK_MONOTONIC of the last step */
+	__u64 prog_ns_prev;      /* programs' run time then */
+	double cpu_prev;         /* ... and the process's CPU */
+	double cost_pct;         /* the last measured cost */
+	bool sweep_again;        /* delete out-of-sample flows once more at the next step */
+	struct snapshot pending; /* measured at earlier rates in this interval, scaled up */
+};
 
 struct collector {
 	struct tailtrace_bpf *skel;
@@ -67,6 +81,8 @@ struct collector {
 	bool nic;                          /* the driver/softirq programs run (bpf/nic.bpf.h) */
 	struct snap_softnet *softnet_prev; /* softnet_stat at the last snapshot */
 	int nsoftnet_prev;
+	struct self_cost cost; /* its programs' run time and its own CPU, per interval */
+	struct budget_state bud;
 };
 
 /* collector_rings.c */
@@ -78,5 +94,15 @@ void req_rings_close(struct collector *c);
 void assign_place_slots(struct collector *c);
 /* The collector's first softnet_stat reading, the base of the first interval's deltas. */
 void softnet_baseline(struct collector *c);
+/* Histograms, counters and drop reasons since the last read, scaled up by the sampling
+ * rate in force, merged into dst; cur gets the counters' totals, *nkeys the live keys. */
+int collect_sampled(struct collector *c, struct snapshot *dst, __u64 *cur, size_t *nkeys);
+
+/* collector_budget.c */
+void budget_open(struct collector *c, double pct);
+void budget_step(struct collector *c);
+void budget_scale(const struct collector *c, struct snapshot *t);
+int budget_finish(struct collector *c, struct snapshot *s);
+void budget_close(struct collector *c);
 
 #endif

@@ -372,6 +372,25 @@ static int collect_softnet(struct collector *c, struct snapshot *s)
 	return err;
 }
 
+/* Histograms, counters and drop reasons since the last read, scaled up by the sampling
+ * rate in force, merged into dst. */
+int collect_sampled(struct collector *c, struct snapshot *dst, __u64 *cur, size_t *nkeys)
+{
+	struct snapshot t;
+	int err;
+
+	snapshot__init(&t);
+	err = collect_hash_hists(c, &t, nkeys);
+	if (!err)
+		err = collect_array_hists(c, &t);
+	collect_counters(c, &t, cur);
+	budget_scale(c, &t);
+	if (!err)
+		err = snapshot__merge(dst, &t);
+	snapshot__free(&t);
+	return err;
+}
+
 int collector__snapshot(struct collector *c, struct snapshot *s)
 {
 	__u64 cur[CNT__MAX];
@@ -380,12 +399,11 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 
 	/* the ring buffer first, so requests finished before now land in this snapshot */
 	ring_buffer__consume(c->rb);
-	err = collect_hash_hists(c, s, &nkeys);
+	err = collect_sampled(c, s, cur, &nkeys);
 	if (!err)
-		err = collect_array_hists(c, s);
+		err = budget_finish(c, s);
 	if (err)
 		return err;
-	collect_counters(c, s, cur);
 	count_hist_evictions(c, s, cur, nkeys);
 	count_thread_evictions(c, s);
 	count_unmatched_stamps(c, s, cur);
@@ -398,6 +416,7 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 			return err;
 	}
 	move_requests(c, s);
+	self_cost__collect(&c->cost, s);
 	if (!s->start_ns)
 		s->start_ns = c->start_realtime;
 	s->end_ns = realtime_ns();

@@ -113,3 +113,62 @@ __u64 exact_quantile(const __u64 *sorted, size_t n, double q)
 		return 0;
 	return sorted[rank_of(n, q) - 1];
 }
+
+void hist_scale(struct hist *h, double factor)
+{
+	__u64 count = 0;
+
+	if (factor == 1)
+		return;
+	for (__u32 i = 0; i < HIST_SLOTS; i++) {
+		h->slots[i] = (__u64)((double)h->slots[i] * factor + 0.5);
+		count += h->slots[i];
+	}
+	h->count = count;
+	h->sum_ns = (__u64)((double)h->sum_ns * factor + 0.5);
+}
+
+/* Quantile q with linear interpolation inside its bucket: finer than a bucket, for the
+ * spread between two nearby ranks. */
+static double interp_quantile(const struct hist *h, __u64 total, double q)
+{
+	double rank = q * (double)total, seen = 0;
+
+	for (__u32 i = 0; i < HIST_SLOTS; i++) {
+		double n = (double)h->slots[i], lo, hi;
+
+		if (!n || seen + n < rank) {
+			seen += n;
+			continue;
+		}
+		lo = (double)hist_slot_lo(i);
+		hi = i == HIST_OVERFLOW_SLOT ? (double)h->max_ns : (double)hist_slot_hi(i);
+		if (hi < lo)
+			hi = lo;
+		return lo + (hi - lo) * (rank - seen) / n;
+	}
+	return (double)h->max_ns;
+}
+
+double hist_p99_error(const struct hist *h, double rate)
+{
+	double n, d, p, lo, hi, err;
+	__u64 total = 0;
+
+	if (rate >= 1 || rate <= 0)
+		return 0;
+	for (__u32 i = 0; i < HIST_SLOTS; i++)
+		total += h->slots[i];
+	n = (double)total * rate;
+	if (n < 1)
+		return 1;
+	/* rank of the p99 among n samples: binomial, 1.96 standard deviations either side */
+	d = 1.96 * sqrt(0.99 * 0.01 / n);
+	p = interp_quantile(h, total, 0.99);
+	lo = interp_quantile(h, total, 0.99 - d > 0 ? 0.99 - d : 0);
+	hi = interp_quantile(h, total, 0.99 + d < 1 ? 0.99 + d : 1);
+	if (p <= 0)
+		return 0;
+	err = (hi - p > p - lo ? hi - p : p - lo) / p;
+	return err > 1 ? 1 : err;
+}

@@ -31,6 +31,14 @@ void hist_merge_percpu(struct hist *dst, const void *percpu, int ncpus, size_t s
  * bucket midpoint clamped to the observed max; 0 for an empty histogram. */
 __u64 hist_quantile(const struct hist *h, double q);
 void hist_summarize(const struct hist *h, struct hist_summary *s);
+/* A sampled histogram scaled up to the whole: each bucket (and count, sum) times factor,
+ * rounded; the count stays the sum of the buckets. */
+void hist_scale(struct hist *h, double factor);
+/* Estimated relative error of h's p99 when h holds a share `rate` of the events, scaled up
+ * (so count * rate were seen): the half-width of the 95 % interval of the p99's rank among
+ * that many samples, in the histogram's values, relative to the p99. 0 when rate >= 1;
+ * 1 when fewer than one sample was seen. */
+double hist_p99_error(const struct hist *h, double rate);
 /* Value of the nearest-rank quantile over a sorted array (exact reference). */
 __u64 exact_quantile(const __u64 *sorted, size_t n, double q);
 

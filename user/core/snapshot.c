@@ -266,6 +266,59 @@ void qdisc_label(__u32 handle, char *buf, size_t len)
 	snprintf(buf, len, "%x:%x", handle >> 16, handle & 0xffff);
 }
 
+void snapshot__add_prog(struct snapshot *s, const char *name, __u64 runs, __u64 run_ns)
+{
+	size_t i;
+
+	for (i = 0; i < s->nprogs; i++)
+		if (!strncmp(s->progs[i].name, name, SNAP_PROG_NAME - 1))
+			break;
+	if (i == s->nprogs) {
+		if (s->nprogs == SNAP_PROGS_MAX)
+			return;
+		memset(&s->progs[i], 0, sizeof(s->progs[i]));
+		strncpy(s->progs[i].name, name, SNAP_PROG_NAME - 1);
+		s->nprogs++;
+	}
+	s->progs[i].runs += runs;
+	s->progs[i].run_ns += run_ns;
+}
+
+double prog_runs_per_s(const struct snap_prog *p, double seconds)
+{
+	return seconds > 0 ? (double)p->runs / seconds : 0;
+}
+
+double prog_ns_per_run(const struct snap_prog *p)
+{
+	return p->runs ? (double)p->run_ns / (double)p->runs : 0;
+}
+
+__u64 snap_prog_time_ns(const struct snapshot *s)
+{
+	__u64 t = 0;
+
+	for (size_t i = 0; i < s->nprogs; i++)
+		t += s->progs[i].run_ns;
+	return t;
+}
+
+double snapshot__sample_rate(const struct snapshot *s)
+{
+	return s->sample_rate > 0 && s->sample_rate < 1 ? s->sample_rate : 1;
+}
+
+/* A window of intervals states the lowest rate any of them ran at and the largest error. */
+static void merge_sampling(struct snapshot *dst, const struct snapshot *src)
+{
+	if (src->sample_rate > 0 && (dst->sample_rate <= 0 || src->sample_rate < dst->sample_rate))
+		dst->sample_rate = src->sample_rate;
+	if (src->p99_error > dst->p99_error)
+		dst->p99_error = src->p99_error;
+	if (src->budget_pct > dst->budget_pct)
+		dst->budget_pct = src->budget_pct;
+}
+
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src)
 {
 	int err;
@@ -308,6 +361,10 @@ int snapshot__merge(struct snapshot *dst, const struct snapshot *src)
 	dst->self_cpu_s += src->self_cpu_s;
 	if (src->self_rss_kb > dst->self_rss_kb)
 		dst->self_rss_kb = src->self_rss_kb;
+	for (size_t i = 0; i < src->nprogs; i++)
+		snapshot__add_prog(dst, src->progs[i].name, src->progs[i].runs,
+				   src->progs[i].run_ns);
+	merge_sampling(dst, src);
 	if (src->attr) {
 		if (!dst->attr && !(dst->attr = attr_agg__new()))
 			return -ENOMEM;

@@ -35,6 +35,16 @@ struct snap_softnet {
 	__u64 flow_limit;   /* packets dropped by the flow limit */
 };
 
+/* One BPF program's work over the interval, by the kernel's accounting (collect/self_cost.h). */
+#define SNAP_PROGS_MAX 48
+#define SNAP_PROG_NAME 32
+
+struct snap_prog {
+	char name[SNAP_PROG_NAME]; /* the hook, e.g. "tcp_probe" */
+	__u64 runs;
+	__u64 run_ns;
+};
+
 struct snapshot {
 	__u64 start_ns; /* CLOCK_REALTIME of the interval start */
 	__u64 end_ns;
@@ -56,6 +66,14 @@ struct snapshot {
 	/* tailtrace's own cost over the interval */
 	double self_cpu_s;
 	__u64 self_rss_kb;
+	struct snap_prog progs[SNAP_PROGS_MAX];
+	size_t nprogs;
+	/* sampling (--budget, collect/budget.h): share of flows traced in the interval (0: not
+	 * sampled, as 1), the estimated relative error of a p99 it gives, and the budget in
+	 * percent of one CPU (0: none). Histograms and counters are already scaled up. */
+	double sample_rate;
+	double p99_error;
+	double budget_pct;
 	/* opaque mergeable attribution aggregate (user/attr/attribution.h), may be NULL */
 	struct attr_agg *attr;
 	/* hash indexes over hists[] and devs[] by key, so adding and merging cost O(1) a key
@@ -89,6 +107,15 @@ void qdisc_label(__u32 handle, char *buf, size_t len);
 /* dst += src: histograms by key, counters, devices, slow requests (all of them: bounding is
  * the collector's job per interval, and record/'s rec_window_merge() bounds a report).
  * Linear in src's size: keys are found through dst's indexes. */
+/* Adds a program's runs and run time under its name (a merge of intervals sums them). */
+void snapshot__add_prog(struct snapshot *s, const char *name, __u64 runs, __u64 run_ns);
+/* Runs per second and ns per run of a program's figures (0 when undefined), and the run time
+ * of all programs, ns. */
+double prog_runs_per_s(const struct snap_prog *p, double seconds);
+double prog_ns_per_run(const struct snap_prog *p);
+__u64 snap_prog_time_ns(const struct snapshot *s);
+/* The share of flows traced: 1 when the snapshot was not sampled. */
+double snapshot__sample_rate(const struct snapshot *s);
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src);
 /* Histogram keys and devices of src that dst does not hold yet (what a merge would add).
  * 0 or -ENOMEM. */

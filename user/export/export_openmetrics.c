@@ -160,6 +160,51 @@ static void print_histogram(FILE *f, const struct om_series *se, __u64 ts)
 	fputc('\n', f);
 }
 
+/* Each program's runs and run time by the kernel's accounting: rate() of the two gives
+ * events per second, their ratio ns per event. */
+static void print_programs(FILE *f, const struct snapshot *s, __u64 ts)
+{
+	char hook[2 * SNAP_PROG_NAME];
+
+	family(f, "tailtrace_program_runs", "counter", NULL,
+	       "Runs of each tailtrace BPF program (kernel run-time statistics), by hook");
+	for (size_t i = 0; i < s->nprogs; i++) {
+		escape_value(hook, sizeof(hook), s->progs[i].name);
+		fprintf(f, "tailtrace_program_runs_total{hook=\"%s\"} %llu", hook,
+			(unsigned long long)s->progs[i].runs);
+		print_ts(f, ts);
+		fputc('\n', f);
+	}
+	family(f, "tailtrace_program_run_seconds", "counter", "seconds",
+	       "Time spent in each tailtrace BPF program (kernel run-time statistics), by hook");
+	for (size_t i = 0; i < s->nprogs; i++) {
+		escape_value(hook, sizeof(hook), s->progs[i].name);
+		fprintf(f, "tailtrace_program_run_seconds_total{hook=\"%s\"} ", hook);
+		print_seconds(f, s->progs[i].run_ns);
+		print_ts(f, ts);
+		fputc('\n', f);
+	}
+}
+
+static void gauge(FILE *f, const char *name, const char *help, double v, __u64 ts)
+{
+	family(f, name, "gauge", NULL, help);
+	fprintf(f, "%s %.6g", name, v);
+	print_ts(f, ts);
+	fputc('\n', f);
+}
+
+/* The sampling rate in force (--budget) and the error it puts on a p99. */
+static void print_sampling(FILE *f, const struct snapshot *s, __u64 ts)
+{
+	gauge(f, "tailtrace_sample_rate", "Share of flows traced (1: all; counts are scaled up)",
+	      snapshot__sample_rate(s), ts);
+	gauge(f, "tailtrace_sample_p99_error_ratio",
+	      "Estimated relative error of each p99 from sampling", s->p99_error, ts);
+	gauge(f, "tailtrace_budget_cpu_ratio", "CPU budget, share of one CPU (0: none)",
+	      s->budget_pct / 100, ts);
+}
+
 int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)
 {
 	struct om_series *series;
@@ -225,6 +270,8 @@ int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)
 	fprintf(f, "tailtrace_self_rss_bytes %llu", (unsigned long long)s->self_rss_kb * 1024);
 	print_ts(f, ts);
 	fputc('\n', f);
+	print_programs(f, s, ts);
+	print_sampling(f, s, ts);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -185,6 +185,23 @@ static int decode_hist(struct cur *c, struct snapshot *s)
 	return c->bad ? -EBADMSG : 0;
 }
 
+/* A named scalar of the snapshot frame; names this build does not know are skipped. */
+static void named_scalar(struct snapshot *s, const char *name, __u64 v)
+{
+	if (!strcmp(name, "pkt_unmatched"))
+		s->pkt_unmatched = v;
+	else if (!strcmp(name, "sample_rate_ppb"))
+		s->sample_rate = (double)v / 1e9;
+	else if (!strcmp(name, "p99_error_ppb"))
+		s->p99_error = (double)v / 1e9;
+	else if (!strcmp(name, "budget_pct_ppb"))
+		s->budget_pct = (double)v / 1e9;
+	else if (!strncmp(name, "prog_runs.", 10))
+		snapshot__add_prog(s, name + 10, v, 0);
+	else if (!strncmp(name, "prog_ns.", 8))
+		snapshot__add_prog(s, name + 8, 0, v);
+}
+
 static int decode_snapshot(struct cur *c, struct snapshot *s)
 {
 	char name[256];
@@ -262,8 +279,7 @@ static int decode_snapshot(struct cur *c, struct snapshot *s)
 
 		get_str8(c, name, sizeof(name));
 		v = get_u64(c);
-		if (!strcmp(name, "pkt_unmatched"))
-			s->pkt_unmatched = v;
+		named_scalar(s, name, v);
 	}
 	return c->bad ? -EBADMSG : 0;
 }

@@ -4,6 +4,7 @@
  * multi-byte field is written byte by byte in little-endian order, never as a raw struct,
  * so padding and host byte order never reach the disk. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -235,6 +236,13 @@ static void encode_hist(struct rec_buf *b, const struct snap_hist *sh)
 	}
 }
 
+/* A named fraction as a whole number of billionths (named scalars are integers). */
+static void put_scaled(struct rec_buf *b, const char *name, double v)
+{
+	put_str8(b, name, 64);
+	put_u64(b, v > 0 ? (__u64)(v * 1e9 + 0.5) : 0);
+}
+
 static int encode_snapshot(struct rec_buf *b, const struct snapshot *s)
 {
 	__u16 ndrop = 0;
@@ -289,9 +297,22 @@ static int encode_snapshot(struct rec_buf *b, const struct snapshot *s)
 	put_u32(b, (__u32)s->nslow);
 	/* named scalars: fields added to struct snapshot later go here, readers skip names
 	 * they do not know, so no version bump is needed for them */
-	put_u16(b, 1);
+	put_u16(b, (__u16)(4 + 2 * s->nprogs));
 	put_str8(b, "pkt_unmatched", 64);
 	put_u64(b, s->pkt_unmatched);
+	put_scaled(b, "sample_rate_ppb", s->sample_rate);
+	put_scaled(b, "p99_error_ppb", s->p99_error);
+	put_scaled(b, "budget_pct_ppb", s->budget_pct);
+	for (size_t i = 0; i < s->nprogs; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "prog_runs.%s", s->progs[i].name);
+		put_str8(b, name, 64);
+		put_u64(b, s->progs[i].runs);
+		snprintf(name, sizeof(name), "prog_ns.%s", s->progs[i].name);
+		put_str8(b, name, 64);
+		put_u64(b, s->progs[i].run_ns);
+	}
 	return b->err;
 }
 

@@ -1,0 +1,1 @@
+#define TT_VERSION "ed9f953-dirty"

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests of tailtrace's self-accounting: the deltas of the kernel's cumulative program
+ * statistics, the rates derived from them, their merge across intervals and their trip
+ * through a record segment. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+#include "collect/budget.h"
+#include "collect/self_cost.h"
+#include "core/histogram.h"
+#include "core/snapshot.h"
+#include "record/record_format.h"
+
+static void test_delta_grows(void **state)
+{
+	struct prog_stat prev = { .runs = 1000, .run_ns = 350000 };
+	struct prog_stat cur = { .runs = 1500, .run_ns = 400000 }, d;
+
+	(void)state;
+	prog_stat_delta(&prev, &cur, &d);
+	assert_int_equal(d.runs, 500);
+	assert_int_equal(d.run_ns, 50000);
+	prog_stat_delta(&cur, &cur, &d);
+	assert_int_equal(d.runs, 0);
+	assert_int_equal(d.run_ns, 0);
+}
+
+/* counters that went backwards were restarted: what they hold now is the interval's */
+static void test_delta_restart(void **state)
+{
+	struct prog_stat prev = { .runs = 1000, .run_ns = 350000 };
+	struct prog_stat cur = { .runs = 10, .run_ns = 900 }, d;
+
+	(void)state;
+	prog_stat_delta(&prev, &cur, &d);
+	assert_int_equal(d.runs, 10);
+	assert_int_equal(d.run_ns, 900);
+	/* near 2^64: no wrap into a huge delta */
+	prev = (struct prog_stat){ .runs = ~0ULL - 5, .run_ns = ~0ULL - 100 };
+	cur = (struct prog_stat){ .runs = 3, .run_ns = 40 };
+	prog_stat_delta(&prev, &cur, &d);
+	assert_int_equal(d.runs, 3);
+	assert_int_equal(d.run_ns, 40);
+}
+
+static void test_rates(void **state)
+{
+	struct snap_prog p = { .name = "tcp_probe", .runs = 20000, .run_ns = 7000000 };
+	struct snap_prog none = { .name = "idle" };
+
+	(void)state;
+	assert_true(fabs(prog_runs_per_s(&p, 2.0) - 10000) < 1e-9);
+	assert_true(fabs(prog_ns_per_run(&p) - 350) < 1e-9);
+	assert_true(prog_runs_per_s(&p, 0) == 0);
+	assert_true(prog_ns_per_run(&none) == 0);
+}
+
+static void test_merge_by_hook(void **state)
+{
+	struct snapshot a, b;
+
+	(void)state;
+	snapshot__init(&a);
+	snapshot__init(&b);
+	snapshot__add_prog(&a, "tcp_probe", 100, 35000);
+	snapshot__add_prog(&a, "net_dev_xmit", 50, 5000);
+	a.sample_rate = 0.5;
+	a.p99_error = 0.02;
+	snapshot__add_prog(&b, "tcp_probe", 300, 105000);
+	snapshot__add_prog(&b, "sock_recv_length", 7, 2100);
+	b.sample_rate = 0.25;
+	b.p99_error = 0.04;
+	b.budget_pct = 1;
+	assert_int_equal(snapshot__merge(&a, &b), 0);
+	assert_int_equal(a.nprogs, 3);
+	assert_string_equal(a.progs[0].name, "tcp_probe");
+	assert_int_equal(a.progs[0].runs, 400);
+	assert_int_equal(a.progs[0].run_ns, 140000);
+	assert_int_equal(snap_prog_time_ns(&a), 140000 + 5000 + 2100);
+	assert_true(snapshot__sample_rate(&a) == 0.25);
+	assert_true(a.p99_error == 0.04);
+	assert_true(a.budget_pct == 1);
+	snapshot__free(&a);
+	snapshot__free(&b);
+	/* not sampled: the rate reads as 1 */
+	assert_true(snapshot__sample_rate(&a) == 1);
+}
+
+static int decoded(const struct snapshot *s, void *ctx)
+{
+	struct snapshot *out = ctx;
+
+	return snapshot__merge(out, s);
+}
+
+static void test_record_roundtrip(void **state)
+{
+	struct rec_header h = { .version = REC_VERSION,
+				.flags = REC_FLAG_ZLIB,
+				.hist_sub_bits = HIST_SUB_BITS,
+				.hist_max_log2 = HIST_MAX_LOG2,
+				.host = "testhost" };
+	struct rec_buf buf = { 0 };
+	struct snapshot s, back;
+	struct rec_diag d;
+
+	(void)state;
+	snapshot__init(&s);
+	snapshot__init(&back);
+	s.start_ns = 1000000000;
+	s.end_ns = 2000000000;
+	snapshot__add_prog(&s, "tcp_sendmsg", 1234, 324000);
+	s.sample_rate = 0.125;
+	s.p99_error = 0.031;
+	s.budget_pct = 2.5;
+	assert_int_equal(rec_header_encode(&buf, &h), 0);
+	assert_int_equal(rec_interval_encode(&buf, &s), 0);
+	assert_int_equal(rec_decode(buf.p, buf.len, "mem", &h, decoded, &back, &d), 0);
+	assert_int_equal(back.nprogs, 1);
+	assert_string_equal(back.progs[0].name, "tcp_sendmsg");
+	assert_int_equal(back.progs[0].runs, 1234);
+	assert_int_equal(back.progs[0].run_ns, 324000);
+	assert_true(fabs(back.sample_rate - 0.125) < 1e-9);
+	assert_true(fabs(back.p99_error - 0.031) < 1e-9);
+	assert_true(fabs(back.budget_pct - 2.5) < 1e-9);
+	rec_buf__free(&buf);
+	snapshot__free(&s);
+	snapshot__free(&back);
+}
+
+static void test_budget_rate(void **state)
+{
+	(void)state;
+	/* no budget: everything */
+	assert_true(budget_next_rate(0.5, 10, 0) == 1);
+	/* twice over budget at full rate: down in proportion to 90 % of it */
+	assert_true(fabs(budget_next_rate(1, 4, 2) - 0.45) < 1e-9);
+	/* well under: up, at most twofold a step, never above 1 */
+	assert_true(fabs(budget_next_rate(0.1, 0.5, 2) - 0.2) < 1e-9);
+	assert_true(budget_next_rate(0.8, 0.5, 2) == 1);
+	/* near the aim: stays */
+	assert_true(budget_next_rate(0.3, 1.85, 2) == 0.3);
+	/* a cost no rate can meet: the floor */
+	assert_true(budget_next_rate(BUDGET_MIN_RATE, 50, 1) == BUDGET_MIN_RATE);
+}
+
+static void test_budget_threshold(void **state)
+{
+	unsigned int in = 0, n = 100000;
+
+	(void)state;
+	assert_int_equal(budget_threshold(1), 0xffffffffu);
+	assert_true(fabs(budget_rate_of(budget_threshold(0.25)) - 0.25) < 1e-9);
+	/* socket addresses (slab objects 2 KiB apart): the hash keeps the share asked for */
+	for (unsigned int i = 0; i < n; i++)
+		in += budget_flow_hash(0xffff888100000000ULL + (__u64)i * 2048) <=
+		      budget_threshold(0.25);
+	assert_true(fabs((double)in / n - 0.25) < 0.01);
+}
+
+static void test_hist_scale_and_error(void **state)
+{
+	struct hist h, s;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	for (int i = 1; i <= 10000; i++)
+		hist_record(&h, (__u64)i * 1000);
+	s = h;
+	hist_scale(&s, 4);
+	assert_int_equal(s.count, 4 * h.count);
+	assert_int_equal(s.sum_ns, 4 * h.sum_ns);
+	assert_int_equal(hist_quantile(&s, 0.99), hist_quantile(&h, 0.99));
+	/* not sampled: no error; fewer samples seen: a larger one */
+	assert_true(hist_p99_error(&s, 1) == 0);
+	assert_true(hist_p99_error(&s, 0.25) > 0);
+	assert_true(hist_p99_error(&s, 0.25) < 0.1);
+	assert_true(hist_p99_error(&s, 0.01) > hist_p99_error(&s, 0.25));
+	assert_true(hist_p99_error(&s, 1e-6) == 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_delta_grows),
+		cmocka_unit_test(test_delta_restart),
+		cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_merge_by_hook),
+		cmocka_unit_test(test_record_roundtrip),
+		cmocka_unit_test(test_budget_rate),
+		cmocka_unit_test(test_budget_threshold),
+		cmocka_unit_test(test_hist_scale_and_error),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

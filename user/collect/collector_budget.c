@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The CPU budget applied (collect/budget.h): every BUDGET_STEP_S the collector measures its
+ * cost, moves the share of flows traced, folds what was measured at the old rate (scaled
+ * up) into the interval's pending snapshot, and forgets the flows that left the sample. */
+#include <errno.h>
+#include <stdio.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "collect/collector_int.h"
+#include "collect/budget.h"
+#include "core/histogram.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "tailtrace.skel.h"
+
+void budget_open(struct collector *c, double pct)
+{
+	struct budget_state *b = &c->bud;
+
+	b->pct = pct;
+	b->rate = 1;
+	b->lowest = 1;
+	b->last_s = mono_s();
+	b->prog_ns_prev = self_cost__total_ns(&c->cost);
+	b->cpu_prev = self_cpu_seconds();
+	snapshot__init(&b->pending);
+}
+
+void budget_close(struct collector *c)
+{
+	snapshot__free(&c->bud.pending);
+}
+
+/* Deletes the state of every flow whose socket hashes out of the sample: the BPF side no
+ * longer creates or finds them, and one that comes back starts afresh. */
+static void drop_unsampled_flows(struct collector *c, __u32 threshold)
+{
+	int fd = bpf_map__fd(c->skel->maps.flows);
+	__u64 key, next, *prev = NULL;
+	/* a key that vanished under the walk restarts it from the first: bounded */
+	__u32 steps = 2 * bpf_map__max_entries(c->skel->maps.flows);
+
+	while (steps-- && !bpf_map_get_next_key(fd, prev, &next)) {
+		if (budget_flow_hash(next) > threshold && !bpf_map_delete_elem(fd, &next))
+			continue; /* deleted: the walk goes on from the same predecessor */
+		key = next;
+		prev = &key;
+	}
+}
+
+void budget_step(struct collector *c)
+{
+	struct budget_state *b = &c->bud;
+	double now = mono_s(), cpu, cost, next;
+	__u64 ns, cur[CNT__MAX];
+	size_t nkeys;
+	__u32 thr;
+
+	if (b->pct <= 0 || now - b->last_s < BUDGET_STEP_S)
+		return;
+	ns = self_cost__total_ns(&c->cost);
+	cpu = self_cpu_seconds();
+	cost = 100.0 * ((double)(ns - b->prog_ns_prev) / 1e9 + (cpu - b->cpu_prev)) /
+	       (now - b->last_s);
+	b->last_s = now;
+	b->prog_ns_prev = ns;
+	b->cpu_prev = cpu;
+	b->cost_pct = cost;
+	next = budget_next_rate(b->rate, cost, b->pct);
+	thr = budget_threshold(next);
+	if (thr == budget_threshold(b->rate)) {
+		if (b->sweep_again)
+			drop_unsampled_flows(c, thr);
+		b->sweep_again = false;
+		return;
+	}
+	/* what was measured so far belongs to the old rate */
+	if (collect_sampled(c, &b->pending, cur, &nkeys) && log_verbose())
+		fprintf(stderr, "budget: reading the maps failed\n");
+	c->skel->data->sample_threshold = thr;
+	if (next < b->rate) {
+		drop_unsampled_flows(c, thr);
+		b->sweep_again = true; /* a program that read the old threshold may recreate one */
+	}
+	if (log_verbose())
+		fprintf(stderr,
+			"budget: cost %.2f %% of one CPU (budget %.3g %%): rate %.4g -> %.4g\n",
+			cost, b->pct, b->rate, next);
+	b->rate = next;
+	if (next < b->lowest)
+		b->lowest = next;
+}
+
+/* Interval's end: what was folded at earlier rates joins s, and s states the rate (the
+ * lowest in force during the interval), the budget and the largest p99 error of the
+ * histograms with 100 samples seen or more. */
+int budget_finish(struct collector *c, struct snapshot *s)
+{
+	struct budget_state *b = &c->bud;
+	int err = snapshot__merge(s, &b->pending);
+
+	snapshot__free(&b->pending);
+	snapshot__init(&b->pending);
+	if (b->pct <= 0)
+		return err;
+	s->budget_pct = b->pct;
+	s->sample_rate = b->lowest;
+	s->p99_error = 0;
+	for (size_t i = 0; i < s->nhists; i++) {
+		double e;
+
+		/* the summary is of the histograms a p99 means something for: 100 samples seen
+		 * (each stage's own error is in the outputs) */
+		if ((double)s->hists[i].h.count * b->lowest < 100)
+			continue;
+		e = hist_p99_error(&s->hists[i].h, b->lowest);
+
+		if (e > s->p99_error)
+			s->p99_error = e;
+	}
+	b->lowest = b->rate;
+	return err;
+}
+
+/* A share `rate` of the flows was traced: histograms and the counts of events on flows are
+ * scaled up. With --dev, the places' stages also time packets of no traced flow: kept. */
+void budget_scale(const struct collector *c, struct snapshot *t)
+{
+	static const int flow_counters[] = {
+		CNT_RETRANS,       CNT_RETRANS_RTO,     CNT_RETRANS_FAST,   CNT_RETRANS_TLP,
+		CNT_RETRANS_OTHER, CNT_RETRANS_UNTIMED, CNT_RETRANS_SYNACK, CNT_DROPS,
+		CNT_ECN_CE,        CNT_QDISC_PKTS,      CNT_QDISC_DROPS,    CNT_SENDS_UNTIMED,
+		CNT_RETRANS_UNSEEN
+	};
+	double f = c->bud.rate < 1 ? 1 / c->bud.rate : 1;
+
+	if (f == 1)
+		return;
+	for (size_t i = 0; i < t->nhists; i++) {
+		__u16 st = t->hists[i].key.stage;
+
+		if (c->skel->rodata->targ_ndevs && (st == STAGE_TX_QDISC || st == STAGE_TX_NIC))
+			continue;
+		hist_scale(&t->hists[i].h, f);
+	}
+	for (size_t i = 0; i < sizeof(flow_counters) / sizeof(flow_counters[0]); i++)
+		t->counters[flow_counters[i]] =
+			(__u64)((double)t->counters[flow_counters[i]] * f + 0.5);
+	for (int i = 0; i < TT_DROP_REASONS; i++)
+		t->drop_reasons[i] = (__u64)((double)t->drop_reasons[i] * f + 0.5);
+}
