@@ -90,7 +90,10 @@ X(RDMA_WR, "rdma.wr", TRANSPORT, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),    
   "RDMA work request post -> completion", "tests/bpf/test_rdma.sh")                       \
 X(RDMA_CQ_EVENT, "rdma.cq_event", COMPUTE, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),       \
   "uprobe/uretprobe on ibv_get_cq_event", "completion event -> waiter woken",            \
-  "tests/bpf/test_rdma.sh")
+  "tests/bpf/test_rdma.sh")                                                               \
+X(RDMA_UCX, "rdma.ucx", TRANSPORT, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),            \
+  "uprobes on libucp's ucp_*_nbx, their completion callbacks, ucp_request_check_status", \
+  "UCP operation start -> completion", "tests/bpf/test_rdma.sh")
 /* clang-format on */
 
 #define TT_STAGE_ENUM_ROW(id, ...) STAGE_##id,

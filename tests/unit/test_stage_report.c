@@ -473,9 +473,9 @@ static void test_selection(void **state)
 	}
 	jv_free(v);
 	for (int s = 0; s < STAGE__MAX; s++)
-		assert_int_equal(stage_report_selected(NULL, s), s <= STAGE_TCP_RETRANS ||
-									 s == STAGE_RDMA_WR ||
-									 s == STAGE_RDMA_CQ_EVENT);
+		assert_int_equal(stage_report_selected(NULL, s),
+				 s <= STAGE_TCP_RETRANS || s == STAGE_RDMA_WR ||
+					 s == STAGE_RDMA_CQ_EVENT || s == STAGE_RDMA_UCX);
 }
 
 static void test_empty_snapshot(void **state)

@@ -238,9 +238,9 @@ static void test_stage_sets(void **state)
 
 	(void)state;
 	n = stages_with(SF_DEFAULT, ids, STAGE__MAX);
-	assert_int_equal(n, 10);
+	assert_int_equal(n, 11);
 	assert_int_equal(ids[0], STAGE_TX_SENDQ);
-	assert_int_equal(ids[n - 1], STAGE_RDMA_CQ_EVENT);
+	assert_int_equal(ids[n - 1], STAGE_RDMA_UCX);
 	n = stages_with(SF_REQUESTS | SF_SCHED, ids, STAGE__MAX);
 	assert_int_equal(n, 4);
 	assert_int_equal(ids[0], STAGE_SCHED_RUNQ);

@@ -20,7 +20,7 @@
 static const struct stage_info stages[STAGE__MAX] = { TT_STAGE_CATALOGUE(STAGE_ROW) };
 
 /* request events carry per-stage times for the stages before the RDMA ones */
-_Static_assert(STAGE_RDMA_WR == TT_REQ_STAGES && STAGE_RDMA_CQ_EVENT == STAGE__MAX - 1,
+_Static_assert(STAGE_RDMA_WR == TT_REQ_STAGES && STAGE_RDMA_UCX == STAGE__MAX - 1,
 	       "the RDMA stages come last in bpf/stage_catalogue.h");
 
 const struct stage_info *stage_info(enum tt_stage id)
