@@ -6,7 +6,7 @@ set -euo pipefail
 
 pkgs=(
 	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config
-	iproute2 nftables iperf3 ethtool procps psmisc python3 libibverbs-dev
+	iproute2 nftables iperf3 ethtool procps psmisc python3 libibverbs-dev libucx0 ucx-utils
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -299,3 +299,90 @@ done
 echo "# held $(echo $ids | wc -w) programs and $nperf perf-event (uprobe) fds; $left still loaded"
 tt_check "Ctrl-C: exit 0, every program it held unloaded" \
 	sh -c "[ $trc -eq 0 ] && [ -n '$ids' ] && [ $nperf -gt 0 ] && [ $left -eq 0 ]"
+
+# 9. a process that set up its QPs before tailtrace started and now only posts and polls
+# inline (no verbs call is made again): its live context is found in its memory. The app
+# warms up with SEND_IMM WRs until tailtrace has attached, then runs the measured WRs.
+# attach_late NAME CMD...: runs CMD (the app) for 1 s, starts tailtrace on it, lets the
+# app go on once the data path is attached; $W/NAME.attach_ms is tailtrace's start to
+# attachment
+attach_late() {
+	local name=$1 t0; shift
+	"$@" $APP_ARGS --warm-until "$W/$name.mark" --out "$W/$name.app.json" &
+	APP_PID=$!
+	sleep 1
+	t0=$(date +%s%N)
+	"$TAILTRACE" rdma -p "$APP_PID" --rdma-full -i 1 -j >"$W/$name.tt.json" 2>"$W/$name.err" &
+	TT_PID=$!
+	wait_for "$W/$name.err" "poll_cq at" || echo "# $name: poll_cq never attached"
+	echo $((($(date +%s%N) - t0) / 1000000)) >"$W/$name.attach_ms"
+	touch "$W/$name.mark"
+	wait "$APP_PID"; local arc=$?
+	APP_PID=
+	wait "$TT_PID"; local trc=$?
+	TT_PID=
+	sed 's/^/# /' "$W/$name.err" | grep -v "sampled\|hooks" | head -8
+	[ "$arc" -eq 0 ] && [ "$trc" -eq 0 ] && [ -s "$W/$name.tt.json" ]
+}
+
+# compare_late NAME: count of the measured WRs exact (the warm-up WRs are SEND_IMM),
+# p50/p99 within 5 %, attached within 2 s with WRs timed in the first interval, and
+# every unmatched completion one posted before the probes attached
+compare_late() {
+	python3 - "$W/$1.app.json" "$W/$1.tt.json" "$(cat "$W/$1.attach_ms")" <<'PY'
+import json, sys
+app = json.load(open(sys.argv[1]))
+docs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+tt, first, attach_ms = docs[-1], docs[0], int(sys.argv[3])
+ok = True
+def check(what, cond):
+    global ok
+    print("# %-50s %s" % (what, "ok" if cond else "MISMATCH"))
+    ok &= bool(cond)
+a = app["wr"]
+n = sum(r["count"] for r in tt["wr"] if r["opcode"] != "SEND_IMM")
+check("measured WRs %d == app %d (warm-up: %d traced)" % (n, a["count"],
+      tt["wr_all"]["count"] - n), n == a["count"])
+for q in ("p50_ns", "p99_ns"):
+    d = abs(tt["wr_all"][q] - a[q]) / a[q]
+    check("%s %d vs app %d (%.1f%%)" % (q, tt["wr_all"][q], a[q], 100 * d), d <= 0.05)
+errs = {}
+for e in tt["errors"]:
+    errs[str(e["status"])] = errs.get(str(e["status"]), 0) + e["count"]
+check("errors %s == app %s" % (errs, app["errors"]), errs == app["errors"])
+l = tt["loss"]
+check("pre_attach %d == unmatched %d, <= 16 outstanding" % (l["pre_attach"], l["unmatched"]),
+      l["pre_attach"] == l["unmatched"] and l["pre_attach"] <= 16)
+check("attached %d ms after start, first interval timed %d WRs" %
+      (attach_ms, first["wr_all"]["count"]), attach_ms <= 2000 and first["wr_all"]["count"] > 0)
+sys.exit(0 if ok else 1)
+PY
+}
+
+if attach_late late "$APP"; then
+	tt_check "running process: live context found, rdma.wr matches the app" compare_late late
+	for fn in post_send post_recv poll_cq; do
+		h=$(how_of late $fn)
+		tt_check "running process: $fn found as $h" [ "$h" = "live-context" ]
+	done
+else
+	tt_fail "running-process scenario ran"
+fi
+
+# 10. the same in its own mount namespace (a container): the library exists only there,
+# tailtrace reaches it through /proc/PID/root
+CT=$W/ct
+mkdir -p "$CT"
+if attach_late ctr unshare -m --propagation private sh -c \
+	'mount -t tmpfs tt "$1" && cp "$2" "$3" "$1"/ && d=$1 && shift 3 && exec "$d"/rdma_app "$@"' \
+	sh "$CT" "$APP" "$LIB"; then
+	tt_check "container: rdma.wr matches the app" compare_late ctr
+	tt_check "container: provider reached through /proc/PID/root" python3 -c '
+import json, sys
+tt = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+p = [t["path"] for t in tt["targets"] if t["fn"] == "poll_cq"]
+print("# poll_cq at", p)
+sys.exit(0 if p and p[0].startswith("/proc/") and "/root/" in p[0] else 1)' "$W/ctr.tt.json"
+else
+	tt_fail "container scenario ran"
+fi
