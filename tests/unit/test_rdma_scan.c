@@ -19,6 +19,12 @@ static const struct rdma_scan_layout layout = {
 		    offsetof(struct ibv_context, ops.post_recv),
 		    offsetof(struct ibv_context, ops.poll_cq) },
 	.device_off = offsetof(struct ibv_context, device),
+	.dev_size = sizeof(struct ibv_device),
+	.dev_node_type_off = offsetof(struct ibv_device, node_type),
+	.dev_transport_off = offsetof(struct ibv_device, transport_type),
+	.dev_name_off = offsetof(struct ibv_device, name),
+	.dev_dev_name_off = offsetof(struct ibv_device, dev_name),
+	.dev_name_len = sizeof(((struct ibv_device *)0)->name),
 };
 
 static void put_ctx(__u8 *buf, size_t pos, __u64 dev, __u64 ps, __u64 pr, __u64 pc)
@@ -99,6 +105,10 @@ static void test_process_finds_own_heap_context(void **state)
 	int n;
 
 	(void)state;
+	dev.node_type = IBV_NODE_CA;
+	dev.transport_type = IBV_TRANSPORT_IB;
+	snprintf(dev.name, sizeof(dev.name), "mlx5_0");
+	snprintf(dev.dev_name, sizeof(dev.dev_name), "uverbs0");
 	ctx->device = &dev;
 	ctx->ops.post_send = fake_post_send;
 	ctx->ops.post_recv = fake_post_recv;
@@ -114,6 +124,13 @@ static void test_process_finds_own_heap_context(void **state)
 	}
 	assert_true(found);
 	assert_true(st.bytes_read > 0 && st.regions > 0);
+	/* the same ops behind something that is not a device: rejected */
+	dev.name[0] = '\0';
+	n = rdma_scan_process(getpid(), &layout, hits, RDMA_SCAN_MAX_HITS, &st);
+	for (int i = 0; i < n; i++)
+		assert_true(hits[i].ctx != (__u64)(uintptr_t)ctx);
+	assert_true(st.rejected >= 1);
+	snprintf(dev.name, sizeof(dev.name), "mlx5_0");
 	/* once its ops are gone, nothing is left to find there */
 	explicit_bzero(&ctx->ops, sizeof(ctx->ops)); /* a plain memset before free() is elided */
 	n = rdma_scan_process(getpid(), &layout, hits, RDMA_SCAN_MAX_HITS, &st);
@@ -123,11 +140,32 @@ static void test_process_finds_own_heap_context(void **state)
 	assert_int_equal(rdma_scan_process(4194000, &layout, hits, 1, &st), -2 /* ENOENT */);
 }
 
+static void test_device_plausible(void **state)
+{
+	struct ibv_device d;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.node_type = IBV_NODE_CA;
+	d.transport_type = IBV_TRANSPORT_IB;
+	snprintf(d.name, sizeof(d.name), "ttsi0");
+	snprintf(d.dev_name, sizeof(d.dev_name), "uverbs_ttsi0");
+	assert_true(rdma_device_plausible((const __u8 *)&d, &layout));
+	d.node_type = (enum ibv_node_type)0x41414141;
+	assert_false(rdma_device_plausible((const __u8 *)&d, &layout));
+	d.node_type = IBV_NODE_CA;
+	d.dev_name[3] = '\n';
+	assert_false(rdma_device_plausible((const __u8 *)&d, &layout));
+	memset(d.dev_name, 'x', sizeof(d.dev_name)); /* no terminating NUL */
+	assert_false(rdma_device_plausible((const __u8 *)&d, &layout));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buffer_finds_only_real_contexts),
 		cmocka_unit_test(test_process_finds_own_heap_context),
+		cmocka_unit_test(test_device_plausible),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,7 @@ struct wr_rec {
 	uint64_t lat_ns;
 	uint32_t qpn;
 	uint8_t status;
+	uint8_t op; /* 0 RDMA_WRITE, 1 SEND, 2 RECV: the opcodes tailtrace's rows name */
 	bool done;
 	bool expect; /* a completion will come */
 };
@@ -161,6 +162,30 @@ static long warm_up(struct ibv_qp **qp, struct ibv_cq *scq, int *out_q)
 		for (int j = 0; j < n; j++)
 			out_q[wc[j].qp_num - qpn0]--;
 	}
+}
+
+/* "per_op": successful WRs per QP and opcode, the rows tailtrace's rdma.wr shows. */
+static void print_per_op(FILE *f, struct ibv_qp **qp, const struct wr_rec *rec, uint64_t *lat)
+{
+	static const char *const names[] = { "RDMA_WRITE", "SEND", "RECV" };
+
+	fprintf(f, "\"per_op\": [\n");
+	for (int i = 0; i < cfg.qps; i++) {
+		for (int op = 0; op < 3; op++) {
+			size_t n = 0;
+			char key[64];
+
+			for (long id = 1; id <= cfg.wrs; id++)
+				if (rec[id].done && !rec[id].status &&
+				    rec[id].qpn == qp[i]->qp_num && rec[id].op == op)
+					lat[n++] = rec[id].lat_ns;
+			snprintf(key, sizeof(key), "%u %s", qp[i]->qp_num, names[op]);
+			fprintf(f, "{");
+			print_dist(f, key, lat, n, false);
+			fprintf(f, "}%s", i + 1 < cfg.qps || op < 2 ? ",\n" : "\n");
+		}
+	}
+	fprintf(f, "],\n");
 }
 
 static int bench(struct ibv_qp *qp, struct ibv_cq *cq, FILE *f)
@@ -362,6 +387,7 @@ int main(int argc, char **argv)
 					  (uint64_t)((double)pick_delay(&cfg.seed) * cfg.scale),
 					  st);
 				r->qpn = qp[i]->qp_num;
+				r->op = recv ? 2 : id % 3 ? 0 : 1;
 				r->expect = !unsig;
 				r->post_ns = now_ns();
 				if (recv) {
@@ -469,6 +495,7 @@ int main(int argc, char **argv)
 		fprintf(f, "}%s", i + 1 < cfg.qps ? ",\n" : "\n");
 	}
 	fprintf(f, "],\n");
+	print_per_op(f, qp, rec, qlat);
 	print_dist(f, "cq_event", cqev, (size_t)ncqev, true);
 	print_dist(f, "wr", lat, (size_t)nlat, false);
 	fprintf(f, "}\n");

@@ -178,9 +178,12 @@ void rdma_resolve_live(struct rdma_tracer *t, const struct rdma_scan_layout *l)
 		rdma_note(t, "cannot read the memory of pid %d: %s", t->pid, strerror(-n));
 		return;
 	}
-	rdma_note(t, "scanned %llu KiB of pid %d in %.1f ms (%llu KiB skipped): %d live context%s",
+	rdma_note(t,
+		  "scanned %llu KiB of pid %d in %.1f ms (%llu KiB skipped): %d live context%s "
+		  "(%llu look-alikes without a device rejected)",
 		  (unsigned long long)(st.bytes_read >> 10), t->pid, st.elapsed_ns / 1e6,
-		  (unsigned long long)(st.bytes_skipped >> 10), n, n == 1 ? "" : "s");
+		  (unsigned long long)(st.bytes_skipped >> 10), n, n == 1 ? "" : "s",
+		  (unsigned long long)st.rejected);
 	for (int i = 0; i < n; i++) {
 		rdma_note(t, "context 0x%llx of pid %d found in its memory",
 			  (unsigned long long)hits[i].ctx, t->pid);

@@ -94,6 +94,45 @@ size_t rdma_scan_buffer(const __u8 *buf, size_t len, __u64 base, const struct rd
 	return n;
 }
 
+static bool name_plausible(const __u8 *s, __u32 len)
+{
+	__u32 i;
+
+	for (i = 0; i < len && s[i]; i++)
+		if (s[i] < 0x21 || s[i] > 0x7e)
+			return false;
+	return i > 0 && i < len;
+}
+
+bool rdma_device_plausible(const __u8 *dev, const struct rdma_scan_layout *l)
+{
+	__s32 node, transport;
+
+	memcpy(&node, dev + l->dev_node_type_off, sizeof(node));
+	memcpy(&transport, dev + l->dev_transport_off, sizeof(transport));
+	/* enum ibv_node_type and ibv_transport_type: -1 (unknown) up to a few dozen */
+	return node >= -1 && node < 64 && transport >= -1 && transport < 64 &&
+	       name_plausible(dev + l->dev_name_off, l->dev_name_len) &&
+	       name_plausible(dev + l->dev_dev_name_off, l->dev_name_len);
+}
+
+static bool device_check(int pid, __u64 ctx, const struct rdma_scan_layout *l)
+{
+	__u8 dev[1024];
+	__u64 addr = 0;
+	struct iovec local = { &addr, sizeof(addr) },
+		     remote = { (void *)(uintptr_t)(ctx + l->device_off), sizeof(addr) };
+
+	if (l->dev_size > sizeof(dev) || !l->dev_size)
+		return false;
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != sizeof(addr))
+		return false;
+	local = (struct iovec){ dev, l->dev_size };
+	remote = (struct iovec){ (void *)(uintptr_t)addr, l->dev_size };
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)l->dev_size &&
+	       rdma_device_plausible(dev, l);
+}
+
 static int cmp_range(const void *a, const void *b)
 {
 	const struct rdma_exec_range *x = a, *y = b;
@@ -198,9 +237,15 @@ static size_t scan_region(int pid, __u64 start, __u64 end, const struct rdma_sca
 		st->bytes_read += (size_t)got;
 		k = rdma_scan_buffer(buf, (size_t)got, pos, l, m->exec, m->nexec, found,
 				     RDMA_SCAN_MAX_HITS, &st->candidates);
-		for (size_t i = 0; i < k && n < max; i++)
-			if (!hit_known(hits, n, found[i].ctx))
-				hits[n++] = found[i];
+		for (size_t i = 0; i < k && n < max; i++) {
+			if (hit_known(hits, n, found[i].ctx))
+				continue;
+			if (!device_check(pid, found[i].ctx, l)) {
+				st->rejected++;
+				continue;
+			}
+			hits[n++] = found[i];
+		}
 	}
 	return n;
 }

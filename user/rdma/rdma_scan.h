@@ -29,6 +29,10 @@ struct rdma_exec_range {
 struct rdma_scan_layout {
 	__u32 fn_off[RDMA_FN__MAX];
 	__u32 device_off;
+	/* struct ibv_device, which ctx->device points at: read and checked too, since other
+	 * libraries (UCX's) keep structures with three code pointers at the same offsets */
+	__u32 dev_size, dev_node_type_off, dev_transport_off, dev_name_off, dev_dev_name_off;
+	__u32 dev_name_len;
 };
 
 struct rdma_scan_hit {
@@ -41,6 +45,7 @@ struct rdma_scan_stats {
 	__u64 bytes_skipped; /* over the budget, too large a region, or unreadable */
 	__u64 regions;
 	__u64 candidates; /* words that looked like a code pointer at the poll_cq slot */
+	__u64 rejected;   /* ops that looked right, device that did not */
 	__u64 elapsed_ns;
 };
 
@@ -54,9 +59,14 @@ size_t rdma_scan_buffer(const __u8 *buf, size_t len, __u64 base, const struct rd
 			const struct rdma_exec_range *r, size_t nr, struct rdma_scan_hit *hits,
 			size_t max, __u64 *candidates);
 
+/* Whether dev (l->dev_size bytes read at ctx->device) looks like a struct ibv_device:
+ * node and transport types within their enums, name and dev_name non-empty, printable
+ * and NUL-terminated. */
+bool rdma_device_plausible(const __u8 *dev, const struct rdma_scan_layout *l);
+
 /* Reads pid's writable anonymous memory ([heap] first) within the bounds above and
- * returns the contexts found in hits (at most max, duplicates removed). Returns the
- * number found or -errno (no such process, no permission). */
+ * returns the contexts whose device is plausible in hits (at most max, duplicates removed). Returns
+ * the number found or -errno (no such process, no permission). */
 int rdma_scan_process(int pid, const struct rdma_scan_layout *l, struct rdma_scan_hit *hits,
 		      size_t max, struct rdma_scan_stats *st);
 

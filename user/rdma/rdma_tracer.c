@@ -93,6 +93,12 @@ int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer *
 			    offsetof(struct ibv_context, ops.post_recv),
 			    offsetof(struct ibv_context, ops.poll_cq) },
 		.device_off = offsetof(struct ibv_context, device),
+		.dev_size = sizeof(struct ibv_device),
+		.dev_node_type_off = offsetof(struct ibv_device, node_type),
+		.dev_transport_off = offsetof(struct ibv_device, transport_type),
+		.dev_name_off = offsetof(struct ibv_device, name),
+		.dev_dev_name_off = offsetof(struct ibv_device, dev_name),
+		.dev_name_len = sizeof(((struct ibv_device *)0)->name),
 	};
 	struct rdma_tracer *t;
 	int r, ucx;
