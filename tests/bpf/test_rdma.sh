@@ -417,11 +417,13 @@ if command -v ucx_perftest >/dev/null; then
 	tt_check "ucx: rdma.ucx GET p50 within 10% of ucx_perftest's own" \
 		python3 - "$W/pt0.out" "$W/pt.out" "$W/ucx.json" "$arc" "$trc" <<'PY'
 import json, sys
-def p50_us(path):
+def p50_us(path): # -f prints one line: iterations, p50, average, overall, ...
+    v = 0
     for l in open(path):
-        if l.startswith("Final:"):
-            return float(l.split()[2])
-    return 0
+        f = l.split()
+        if len(f) > 2 and f[0].isdigit():
+            v = float(f[1])
+    return v
 base, traced = p50_us(sys.argv[1]), p50_us(sys.argv[2])
 tt = [json.loads(l) for l in open(sys.argv[3]) if l.strip()][-1]
 u = tt.get("ucx") or {}
