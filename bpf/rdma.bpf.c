@@ -12,6 +12,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* verbs.h offsets, compiled into userspace and frozen here before load */
 const volatile struct rdma_layout targ_layout;
+/* bpf_ktime_get_ns when userspace attached the first post-side uprobe, 0 before */
+__u64 post_attached_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -304,6 +306,8 @@ static __always_inline void complete_one(const struct poll_state *st, __u32 tgid
 	hk.status = status > 255 ? 255 : status;
 	if (!v) {
 		count(RC_UNMATCHED);
+		if (post_attached_ns && now - post_attached_ns < RDMA_PRE_ATTACH_NS)
+			count(RC_PRE_ATTACH);
 		if (status) {
 			/* still worth a count by status: latency unknown, recorded as 0 */
 			hk.opcode = RDMA_OP_UNKNOWN;
@@ -495,3 +499,6 @@ int BPF_KPROBE(rdma_modify_qp, void *qp, void *attr, int mask)
 		count(RC_QP_FAIL);
 	return 0;
 }
+
+/* ---- UCX: one level up, for transports that write to the NIC without post_send ---- */
+#include "ucx.bpf.h"

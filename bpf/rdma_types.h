@@ -15,6 +15,9 @@
 #define RDMA_CTX_MAX         1024  /* contexts already reported to userspace */
 #define RDMA_MAX_WR_PER_POST 16    /* WR chain entries followed per post call */
 #define RDMA_MAX_WC_PER_POLL 32    /* completions read per poll call */
+/* Unmatched completions reaped this soon after the post side attached are counted as
+ * work requests posted before tailtrace (RC_PRE_ATTACH). */
+#define RDMA_PRE_ATTACH_NS (10ull * 1000000000ull)
 
 /* Opcode stored in keys: the ibv_wr_opcode of a send-queue WR, or RDMA_OP_RECV for a
  * receive-queue WR (ibv_wr_opcode values are small, this one cannot collide). */
@@ -81,13 +84,21 @@ enum rdma_loss_counter {
 	RC_UNMATCHED,        /* completions with no post on record */
 	RC_ERRORS,           /* completions with status != IBV_WC_SUCCESS */
 	RC_HIST_INSERTS,
-	RC_HIST_FAIL,      /* histogram key could not be created */
-	RC_THREAD_FAIL,    /* per-thread uprobe->uretprobe state could not be stored */
-	RC_QP_FAIL,        /* per-QP facts could not be stored */
-	RC_CTX_EVENTS,     /* discovery events sent to userspace */
-	RC_CTX_LOST,       /* ... lost (ring buffer full) or not stored (ctx map full) */
-	RC_CQEV_CALLS,     /* ibv_get_cq_event returns */
-	RC_CQEV_IMMEDIATE, /* ... that returned without sleeping (event already queued) */
+	RC_HIST_FAIL,         /* histogram key could not be created */
+	RC_THREAD_FAIL,       /* per-thread uprobe->uretprobe state could not be stored */
+	RC_QP_FAIL,           /* per-QP facts could not be stored */
+	RC_CTX_EVENTS,        /* discovery events sent to userspace */
+	RC_CTX_LOST,          /* ... lost (ring buffer full) or not stored (ctx map full) */
+	RC_CQEV_CALLS,        /* ibv_get_cq_event returns */
+	RC_CQEV_IMMEDIATE,    /* ... that returned without sleeping (event already queued) */
+	RC_PRE_ATTACH,        /* unmatched completions of WRs posted before the probes attached */
+	RC_UCX_OPS,           /* UCP operations started (ucp_*_nbx returns seen) */
+	RC_UCX_IMMEDIATE,     /* ... completed inside the call (UCS_OK) */
+	RC_UCX_ERRORS,        /* ... failed, at the call or at completion */
+	RC_UCX_COMPLETED,     /* requests completed (callback or check_status) */
+	RC_UCX_REPLACED,      /* request address reused before we saw its completion */
+	RC_UCX_INFLIGHT_FAIL, /* request could not be stored */
+	RC_UCX_CB_LOST,       /* callback discovery events lost (ring buffer full) */
 	RC__MAX,
 };
 
@@ -133,6 +144,41 @@ struct rdma_layout {
 	__u32 qpt_ud;                                      /* IBV_QPT_UD */
 	__u32 wc_recv;                /* IBV_WC_RECV: receive-side wc opcodes have it */
 	__u32 mask_dest_qpn, mask_av; /* IBV_QP_DEST_QPN, IBV_QP_AV */
+};
+
+/* ---- UCX (bpf/ucx.bpf.h) ---- */
+
+#define UCX_INFLIGHT_MAX 65536 /* outstanding UCP requests, LRU */
+#define UCX_CB_MAX       256   /* completion callbacks already reported */
+
+/* Public ABI of ucp.h (ucp_request_param_t, ucp_op_attr_t, ucs_status_t), stable since
+ * UCX 1.9 when the *_nbx calls appeared. */
+#define UCX_PARAM_MASK_OFF      0  /* uint32_t op_attr_mask */
+#define UCX_PARAM_CB_OFF        16 /* union cb, after flags and request */
+#define UCX_ATTR_FIELD_CALLBACK (1u << 1)
+#define UCX_INPROGRESS          1
+#define UCX_ERR_LAST            (-100)
+
+/* Operation stored in rdma_hist_key.opcode for STAGE_RDMA_UCX. */
+enum ucx_op {
+	UCX_OP_PUT = 1,
+	UCX_OP_GET,
+	UCX_OP_TAG_SEND,
+	UCX_OP_AM_SEND,
+	UCX_OP__MAX,
+};
+
+struct ucx_req_key {
+	__u64 req;
+	__u32 tgid;
+	__u32 reserved;
+};
+
+/* A completion callback seen in a request's parameters (runtime address in tgid). */
+struct ucx_cb_event {
+	__u64 cb;
+	__u32 tgid;
+	__u32 reserved;
 };
 
 #endif /* TT_RDMA_H */

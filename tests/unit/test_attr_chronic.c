@@ -4,6 +4,7 @@
  * RTT inflation by a client whose flows opened behind it) must not be `none`; the p99
  * split, the path floor and where it came from; the thresholds; both questions at once. */
 #include "attr_fixtures.h"
+#include "lib/util.h"
 
 static const char *vstage(const struct attr_report *r)
 {
@@ -278,7 +279,7 @@ static void test_json(void **state)
 	jw_object_end(&w);
 	jw_finish(&w);
 	fclose(f);
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (!strstr(buf, keys[i]))
 			fail_msg("missing %s in %s", keys[i], buf);
 	free(buf);

@@ -20,6 +20,7 @@
 #include "export/exports.h"
 #include "core/histogram.h"
 #include "core/stages.h"
+#include "lib/util.h"
 
 #define RESP_MAX (32 << 20) /* HTTP_MAX_SERIES histograms of 35 lines */
 
@@ -103,7 +104,7 @@ static void test_request_status(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		bool head = !cases[i].head;
 		int st = http_request_status(cases[i].req, &head);
 

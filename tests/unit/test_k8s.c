@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "collect/k8s.h"
+#include "lib/util.h"
 
 #define UID    "5b3f0c1e-8d2a-4c61-9f7e-0a1b2c3d4e5f"
 #define UID_SD "5b3f0c1e_8d2a_4c61_9f7e_0a1b2c3d4e5f" /* the systemd driver's spelling */
@@ -49,7 +50,7 @@ static const struct path_case pods[] = {
 static void test_pod_paths(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(pods); i++) {
 		struct k8s_ident id;
 
 		assert_int_equal(k8s_ident_from_cgroup(pods[i].path, &id), 0);
@@ -79,7 +80,7 @@ static void test_not_pods(void **state)
 	struct k8s_ident id;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
 		assert_int_equal(k8s_ident_from_cgroup(paths[i], &id), -ENOENT);
 		assert_string_equal(id.pod_uid, "");
 	}
@@ -137,11 +138,11 @@ static void test_path_by_id(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
-	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(pods); i++) {
 		snprintf(full, sizeof(full), "%s%s", root, pods[i].path);
 		assert_int_equal(mkdir_p(full), 0);
 	}
-	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(pods); i++) {
 		struct k8s_ident id;
 
 		snprintf(full, sizeof(full), "%s%s", root, pods[i].path);

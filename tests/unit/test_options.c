@@ -13,6 +13,7 @@
 #include "cmd/options.h"
 #include "core/stages.h"
 #include "record/record_format.h"
+#include "lib/util.h"
 
 #define MAXARGS 80
 
@@ -96,7 +97,7 @@ static const struct {
 static void test_every_option_accepted_where_allowed(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(every); i++) {
 		int r = every[i].val ? parse(every[i].bit, "cmd", every[i].opt, every[i].val, NULL)
 				     : parse(every[i].bit, "cmd", every[i].opt, NULL);
 
@@ -111,7 +112,7 @@ static void test_every_option_accepted_where_allowed(void **state)
 static void test_every_option_rejected_elsewhere(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(every); i++) {
 		char want[64];
 		int r = every[i].val ? parse(ALL & ~every[i].bit, "hist", every[i].opt,
 					     every[i].val, NULL)
@@ -263,7 +264,7 @@ static void test_parse_seconds(void **state)
 	assert_int_equal(parse_seconds(".5", &d), 0);
 	assert_true(d == 0.5);
 	assert_int_equal(parse_seconds("0.001", &d), 0);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		d = -1;
 		if (parse_seconds(bad[i], &d) != -EINVAL)
 			fail_msg("parse_seconds(\"%s\") accepted as %g", bad[i], d);
@@ -311,7 +312,7 @@ static void test_report_times(void **state)
 	__u64 t;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		t = 7;
 		if (rec_parse_time(bad[i], now, &t) != -EINVAL)
 			fail_msg("rec_parse_time(\"%s\") accepted as %llu", bad[i],
@@ -374,7 +375,7 @@ static void test_by_values(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
 		assert_int_equal(parse(OPT_BY, "hist", "--by", ok[i].s, NULL), 0);
 		assert_int_equal(o.by, ok[i].by);
 	}
@@ -471,13 +472,13 @@ static void test_parse_size(void **state)
 	__u64 v;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
 		v = 0;
 		if (parse_size(ok[i].s, &v) || v != ok[i].v)
 			fail_msg("parse_size(\"%s\") = %llu, want %llu", ok[i].s,
 				 (unsigned long long)v, (unsigned long long)ok[i].v);
 	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		v = 12345;
 		if (parse_size(bad[i], &v) != -EINVAL)
 			fail_msg("parse_size(\"%s\") accepted as %llu", bad[i],

@@ -243,7 +243,7 @@ static void test_stage_sets(void **state)
 
 	(void)state;
 	n = stages_with(SF_DEFAULT, ids, STAGE__MAX);
-	assert_int_equal(n, 13);
+	assert_int_equal(n, 14);
 	assert_int_equal(ids[0], STAGE_TX_SENDQ);
 	assert_int_equal(ids[n - 1], STAGE_TX_RING);
 	/* the driver/softirq stages: shown by default once their programs run, which a

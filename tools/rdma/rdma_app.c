@@ -20,18 +20,21 @@
 #include "standin.h"
 
 #define MAX_QPS 16
+/* wr_id bit of the WRs posted before --warm-until's file appears: not in the stats */
+#define WARM_BIT (1ull << 40)
 
 struct wr_rec {
 	uint64_t post_ns;
 	uint64_t lat_ns;
 	uint32_t qpn;
 	uint8_t status;
+	uint8_t op; /* 0 RDMA_WRITE, 1 SEND, 2 RECV: the opcodes tailtrace's rows name */
 	bool done;
 	bool expect; /* a completion will come */
 };
 
 static struct {
-	const char *mode, *out, *go_open, *go_post;
+	const char *mode, *out, *go_open, *go_post, *warm_until;
 	long wrs, bench;
 	int qps, depth, errors_every, recv_every, unsig_every;
 	double scale; /* multiplies every planned delay */
@@ -122,6 +125,69 @@ static void print_dist(FILE *f, const char *key, uint64_t *v, size_t n, bool com
 		(unsigned long long)(n ? v[n - 1] : 0), comma ? "," : "");
 }
 
+/* The life of a process tailtrace attaches to late: it keeps every QP depth deep with
+ * signaled SEND_IMM WRs (planned delays, no errors) and busy-polls, making no verbs
+ * control call, until the file cfg.warm_until appears. Returns the WRs posted. */
+static long warm_up(struct ibv_qp **qp, struct ibv_cq *scq, int *out_q)
+{
+	uint32_t qpn0 = qp[0]->qp_num;
+	uint64_t k = 0, next_check = 0;
+	struct stat st;
+
+	for (;;) {
+		struct ibv_wc wc[16];
+		uint64_t t = now_ns();
+		int n;
+
+		if (t >= next_check) {
+			if (!stat(cfg.warm_until, &st))
+				return (long)k;
+			next_check = t + 1000000;
+		}
+		for (int i = 0; i < cfg.qps; i++) {
+			while (out_q[i] < cfg.depth) {
+				struct ibv_send_wr w = { .wr_id = WARM_BIT | ++k }, *bad;
+
+				w.opcode = IBV_WR_SEND_WITH_IMM;
+				w.send_flags = IBV_SEND_SIGNALED;
+				ttsi_plan(qp[i], w.wr_id,
+					  (uint64_t)((double)pick_delay(&cfg.seed) * cfg.scale),
+					  IBV_WC_SUCCESS);
+				if (ibv_post_send(qp[i], &w, &bad))
+					return -1;
+				out_q[i]++;
+			}
+		}
+		n = ibv_poll_cq(scq, 16, wc);
+		for (int j = 0; j < n; j++)
+			out_q[wc[j].qp_num - qpn0]--;
+	}
+}
+
+/* "per_op": successful WRs per QP and opcode, the rows tailtrace's rdma.wr shows. */
+static void print_per_op(FILE *f, struct ibv_qp **qp, const struct wr_rec *rec, uint64_t *lat)
+{
+	static const char *const names[] = { "RDMA_WRITE", "SEND", "RECV" };
+
+	fprintf(f, "\"per_op\": [\n");
+	for (int i = 0; i < cfg.qps; i++) {
+		for (int op = 0; op < 3; op++) {
+			size_t n = 0;
+			char key[64];
+
+			for (long id = 1; id <= cfg.wrs; id++)
+				if (rec[id].done && !rec[id].status &&
+				    rec[id].qpn == qp[i]->qp_num && rec[id].op == op)
+					lat[n++] = rec[id].lat_ns;
+			snprintf(key, sizeof(key), "%u %s", qp[i]->qp_num, names[op]);
+			fprintf(f, "{");
+			print_dist(f, key, lat, n, false);
+			fprintf(f, "}%s", i + 1 < cfg.qps || op < 2 ? ",\n" : "\n");
+		}
+	}
+	fprintf(f, "],\n");
+}
+
 static int bench(struct ibv_qp *qp, struct ibv_cq *cq, FILE *f)
 {
 	uint64_t *post = calloc(cfg.bench, 8), *hit = calloc(cfg.bench, 8),
@@ -175,6 +241,7 @@ int main(int argc, char **argv)
 		{ "go-post", 1, NULL, 'P' },
 		{ "bench", 1, NULL, 'b' },
 		{ "scale", 1, NULL, 'S' },
+		{ "warm-until", 1, NULL, 'W' },
 		{ 0 },
 	};
 	static const enum ibv_wc_status errs[] = { IBV_WC_RETRY_EXC_ERR, IBV_WC_REM_ACCESS_ERR,
@@ -187,7 +254,8 @@ int main(int argc, char **argv)
 	struct ibv_qp *qp[MAX_QPS];
 	struct wr_rec *rec;
 	uint64_t *lat, *cqev, *qlat;
-	long posted = 0, done = 0, expected = 0, nlat = 0, ncqev = 0, nunsig = 0, ooo = 0;
+	long posted = 0, done = 0, expected = 0, nlat = 0, ncqev = 0, nunsig = 0, ooo = 0, warm = 0;
+	long warm_out = 0; /* warm-up WRs still outstanding */
 	long nerr[32] = { 0 };
 	int out_q[MAX_QPS] = { 0 };
 	uint64_t last_done_id[MAX_QPS] = { 0 };
@@ -236,11 +304,15 @@ int main(int argc, char **argv)
 		case 'S':
 			cfg.scale = atof(optarg);
 			break;
+		case 'W':
+			cfg.warm_until = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: rdma_app [--mode poll|event] [--wrs N] [--qps N] "
 					"[--depth N] [--errors-every K] [--recv-every K] "
 					"[--unsignaled-every K] [--seed S] [--go-open FILE] "
-					"[--go-post FILE] [--out FILE] [--scale F] [--bench N]\n");
+					"[--go-post FILE] [--out FILE] [--scale F] [--bench N] "
+					"[--warm-until FILE]\n");
 			return 2;
 		}
 	}
@@ -289,6 +361,10 @@ int main(int argc, char **argv)
 		fclose(f);
 		return c;
 	}
+	if (cfg.warm_until && (warm = warm_up(qp, scq, out_q)) < 0)
+		return 1;
+	for (int i = 0; i < cfg.qps; i++)
+		warm_out += out_q[i];
 
 	while (done < expected || posted < cfg.wrs) {
 		struct ibv_wc wc[16];
@@ -311,6 +387,7 @@ int main(int argc, char **argv)
 					  (uint64_t)((double)pick_delay(&cfg.seed) * cfg.scale),
 					  st);
 				r->qpn = qp[i]->qp_num;
+				r->op = recv ? 2 : id % 3 ? 0 : 1;
 				r->expect = !unsig;
 				r->post_ns = now_ns();
 				if (recv) {
@@ -334,7 +411,7 @@ int main(int argc, char **argv)
 				expected++;
 			}
 		}
-		if (done >= expected)
+		if (done >= expected && !warm_out)
 			continue;
 		n = ibv_poll_cq(scq, 16, wc);
 		if (n <= 0)
@@ -365,6 +442,11 @@ int main(int argc, char **argv)
 				wc[k].wr_id <= (uint64_t)cfg.wrs ? &rec[wc[k].wr_id] : NULL;
 			int qi;
 
+			if (wc[k].wr_id & WARM_BIT) {
+				out_q[wc[k].qp_num - qp[0]->qp_num]--;
+				warm_out--;
+				continue;
+			}
 			if (!r || r->done || r->qpn != wc[k].qp_num)
 				return 1;
 			r->done = true;
@@ -390,8 +472,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(f,
 		"{\"pid\": %d, \"mode\": \"%s\", \"posted\": %ld, \"completed\": %ld, "
-		"\"unsignaled\": %ld, \"out_of_order\": %ld,\n",
-		getpid(), cfg.mode, posted, done, nunsig, ooo);
+		"\"unsignaled\": %ld, \"out_of_order\": %ld, \"warm_wrs\": %ld,\n",
+		getpid(), cfg.mode, posted, done, nunsig, ooo, warm);
 	fprintf(f, "\"errors\": {");
 	for (int s = 0, first = 1; s < 32; s++) {
 		if (!nerr[s])
@@ -413,6 +495,7 @@ int main(int argc, char **argv)
 		fprintf(f, "}%s", i + 1 < cfg.qps ? ",\n" : "\n");
 	}
 	fprintf(f, "],\n");
+	print_per_op(f, qp, rec, qlat);
 	print_dist(f, "cq_event", cqev, (size_t)ncqev, true);
 	print_dist(f, "wr", lat, (size_t)nlat, false);
 	fprintf(f, "}\n");

@@ -13,6 +13,7 @@
 #include "core/histogram.h"
 #include "lib/json.h"
 #include "cmd/stage_report.h"
+#include "cmd/rdma_ucx_report.h"
 #include "lib/log.h"
 #include "cmd/options.h"
 #include "rdma/rdma_tracer.h"
@@ -174,12 +175,15 @@ static void print_text(struct rdma_cmd *c, const struct view *v)
 	       "peer", "opcode", "count", "mean", "p50", "p90", "p99", "p99.9", "max");
 	print_text_rows(rd, v);
 	print_text_errors(rd, v);
+	rdma_ucx_print_text(rd, rdma_tracer__ucx(c->t), v->total, v->cnt);
 	print_text_counters(v);
-	printf("  loss          unmatched %llu, in-flight evicted %llu aged %llu dup %llu "
+	printf("  loss          unmatched %llu (posted before attach %llu), in-flight evicted %llu "
+	       "aged %llu dup %llu "
 	       "fail %llu, hist fail %llu, unsignaled %llu, truncated post %llu poll %llu, "
 	       "thread-state fail %llu, ctx lost %llu\n",
-	       (unsigned long long)v->cnt[RC_UNMATCHED], (unsigned long long)rd->inflight_evicted,
-	       (unsigned long long)rd->inflight_aged, (unsigned long long)v->cnt[RC_INFLIGHT_DUP],
+	       (unsigned long long)v->cnt[RC_UNMATCHED], (unsigned long long)v->cnt[RC_PRE_ATTACH],
+	       (unsigned long long)rd->inflight_evicted, (unsigned long long)rd->inflight_aged,
+	       (unsigned long long)v->cnt[RC_INFLIGHT_DUP],
 	       (unsigned long long)v->cnt[RC_INFLIGHT_FAIL],
 	       (unsigned long long)v->cnt[RC_HIST_FAIL], (unsigned long long)v->cnt[RC_UNSIGNALED],
 	       (unsigned long long)v->cnt[RC_POST_TRUNC], (unsigned long long)v->cnt[RC_POLL_TRUNC],
@@ -331,6 +335,7 @@ static void json_loss(struct json_writer *w, const struct rdma_read *rd, const s
 		{ "ctx_lost", RC_CTX_LOST },
 		{ "cq_event_calls", RC_CQEV_CALLS },
 		{ "cq_event_immediate", RC_CQEV_IMMEDIATE },
+		{ "pre_attach", RC_PRE_ATTACH },
 	};
 
 	jw_object_begin(w, "loss");
@@ -380,6 +385,7 @@ static void print_json(struct rdma_cmd *c, const struct view *v)
 		jw_double(&w, "p99_ratio", v->p99_ratio);
 	json_loss(&w, &c->rd, v);
 	json_targets(&w, c->t);
+	rdma_ucx_json(&w, &c->rd, rdma_tracer__ucx(c->t), v->total, v->cnt);
 	jw_object_end(&w);
 	jw_finish(&w);
 	fflush(stdout);

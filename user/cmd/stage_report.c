@@ -42,6 +42,12 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 		snprintf(buf, len, "cq %u [%u]", RDMA_SNAP_QPN(k->id), k->tgid);
 		return;
 	}
+	if (k->stage == STAGE_RDMA_UCX) {
+		/* the endpoint is folded into 48 bits of the id: a name, not an address */
+		snprintf(buf, len, "ep %06x%06x %s [%u]", RDMA_SNAP_PEER(k->id),
+			 RDMA_SNAP_QPN(k->id), rdma_ucx_op_name(RDMA_SNAP_OPCODE(k->id)), k->tgid);
+		return;
+	}
 	switch (k->by) {
 	case GROUP_PORT:
 		snprintf(buf, len, "port %llu", (unsigned long long)k->id);

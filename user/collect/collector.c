@@ -154,7 +154,7 @@ static void note_missing(struct collector *c)
 	struct stage_feed feed;
 
 	for (int s = 0; s < STAGE__MAX; s++) {
-		if (s == STAGE_RDMA_WR || s == STAGE_RDMA_CQ_EVENT)
+		if (s == STAGE_RDMA_WR || s == STAGE_RDMA_CQ_EVENT || s == STAGE_RDMA_UCX)
 			continue; /* the RDMA tracer reports its own */
 		if (s == STAGE_GPU_WAIT && !c->skel->rodata->targ_requests)
 			continue;

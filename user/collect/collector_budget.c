@@ -12,6 +12,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "tailtrace.skel.h"
+#include "lib/util.h"
 
 void budget_open(struct collector *c, double pct)
 {
@@ -143,7 +144,7 @@ void budget_scale(const struct collector *c, struct snapshot *t)
 			continue;
 		hist_scale(&t->hists[i].h, f);
 	}
-	for (size_t i = 0; i < sizeof(flow_counters) / sizeof(flow_counters[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(flow_counters); i++)
 		t->counters[flow_counters[i]] =
 			(__u64)((double)t->counters[flow_counters[i]] * f + 0.5);
 	for (int i = 0; i < TT_DROP_REASONS; i++)

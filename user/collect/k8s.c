@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "collect/k8s.h"
+#include "lib/util.h"
 
 /* 8-4-4-4-12 hex digits; the systemd driver writes '_' for '-' (a '-' in a slice name
  * means nesting), so both are taken and '-' is written. */
@@ -58,7 +59,7 @@ static bool container_component(const char *c, size_t n, struct k8s_ident *id)
 
 	if (ends_with(c, n, ".scope"))
 		n -= 6;
-	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(rt); i++) {
 		size_t k = strlen(rt[i].prefix);
 
 		if (n > k && !memcmp(c, rt[i].prefix, k)) {

@@ -21,7 +21,8 @@ static const struct stage_info stages[STAGE__MAX] = { TT_STAGE_CATALOGUE(STAGE_R
 
 /* request events carry per-stage times for the stages before the RDMA ones; the stages
  * after them (per CPU or per device, never inside one request) cost a request nothing */
-_Static_assert(STAGE_RDMA_WR == TT_REQ_STAGES && STAGE_RDMA_CQ_EVENT == STAGE_RDMA_WR + 1,
+_Static_assert(STAGE_RDMA_WR == TT_REQ_STAGES && STAGE_RDMA_CQ_EVENT == STAGE_RDMA_WR + 1 &&
+		       STAGE_RDMA_UCX == STAGE_RDMA_CQ_EVENT + 1,
 	       "the RDMA stages follow the request stages in bpf/stage_catalogue.h");
 
 const struct stage_info *stage_info(enum tt_stage id)

@@ -11,6 +11,9 @@
 #include "rdma/rdma_tracer_int.h"
 #include "rdma.skel.h"
 #include "rdma/rdma_resolve.h"
+#include "rdma/rdma_scan.h"
+#include "lib/clock.h"
+#include "lib/util.h"
 
 static const struct {
 	const char *sym;
@@ -107,6 +110,9 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 			err = -errno;
 		else
 			g->attached = true;
+		/* from now on, a completion without a post was posted before we looked */
+		if (g->attached && !t->skel->bss->post_attached_ns)
+			t->skel->bss->post_attached_ns = mono_ns();
 	}
 	if (err) {
 		t->attach_errors++;
@@ -116,6 +122,31 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 	rdma_note(t, "%s at %s:0x%llx (%s)%s", rdma_fn_name(fn), path, (unsigned long long)off, how,
 		  fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "");
 	return 0;
+}
+
+/* Attaches the data-path functions a context's ops table points at (runtime addresses
+ * of process tgid), unless an explicit probe covers the role. */
+static void attach_ctx_fns(struct rdma_tracer *t, __u32 tgid, const __u64 *fns, const char *how)
+{
+	for (int fn = 0; fn < RDMA_FN__MAX; fn++) {
+		char path[PATH_MAX];
+		__u64 off;
+		int err;
+
+		if (t->explicit_fn[fn] || !fns[fn])
+			continue;
+		err = rdma_addr_to_file((int)tgid, fns[fn], path, sizeof(path), &off);
+		if (err) {
+			rdma_note(t, "ops.%s = 0x%llx of pid %u is not in a mapped file: %s",
+				  rdma_fn_name(fn), (unsigned long long)fns[fn], tgid,
+				  strerror(-err));
+			continue;
+		}
+		err = add_target(t, fn, path, off, how);
+		if (err)
+			rdma_note(t, "cannot attach %s at %s:0x%llx: %s", rdma_fn_name(fn), path,
+				  (unsigned long long)off, strerror(-err));
+	}
 }
 
 int rdma_on_ctx_event(void *ctx, void *data, size_t len)
@@ -130,26 +161,35 @@ int rdma_on_ctx_event(void *ctx, void *data, size_t len)
 		return 0;
 	rdma_note(t, "context 0x%llx of pid %u seen at %s", (unsigned long long)e->ctx, e->tgid,
 		  e->source < RDMA_SRC__MAX ? src[e->source] : "?");
-	for (int fn = 0; fn < RDMA_FN__MAX; fn++) {
-		char path[PATH_MAX];
-		__u64 off;
-		int err;
-
-		if (t->explicit_fn[fn] || !e->fn[fn])
-			continue;
-		err = rdma_addr_to_file((int)e->tgid, e->fn[fn], path, sizeof(path), &off);
-		if (err) {
-			rdma_note(t, "ops.%s = 0x%llx of pid %u is not in a mapped file: %s",
-				  rdma_fn_name(fn), (unsigned long long)e->fn[fn], e->tgid,
-				  strerror(-err));
-			continue;
-		}
-		err = add_target(t, fn, path, off, "ops-table");
-		if (err)
-			rdma_note(t, "cannot attach %s at %s:0x%llx: %s", rdma_fn_name(fn), path,
-				  (unsigned long long)off, strerror(-err));
-	}
+	attach_ctx_fns(t, e->tgid, e->fn, "ops-table");
 	return 0;
+}
+
+/* Path (3): contexts the process set up before tailtrace started, found in its memory. */
+void rdma_resolve_live(struct rdma_tracer *t, const struct rdma_scan_layout *l)
+{
+	struct rdma_scan_hit hits[RDMA_SCAN_MAX_HITS];
+	struct rdma_scan_stats st;
+	int n;
+
+	if (!t->pid)
+		return;
+	n = rdma_scan_process(t->pid, l, hits, RDMA_SCAN_MAX_HITS, &st);
+	if (n < 0) {
+		rdma_note(t, "cannot read the memory of pid %d: %s", t->pid, strerror(-n));
+		return;
+	}
+	rdma_note(t,
+		  "scanned %llu KiB of pid %d in %.1f ms (%llu KiB skipped): %d live context%s "
+		  "(%llu look-alikes without a device rejected)",
+		  (unsigned long long)(st.bytes_read >> 10), t->pid, st.elapsed_ns / 1e6,
+		  (unsigned long long)(st.bytes_skipped >> 10), n, n == 1 ? "" : "s",
+		  (unsigned long long)st.rejected);
+	for (int i = 0; i < n; i++) {
+		rdma_note(t, "context 0x%llx of pid %d found in its memory",
+			  (unsigned long long)hits[i].ctx, t->pid);
+		attach_ctx_fns(t, (__u32)t->pid, hits[i].fn, "live-context");
+	}
 }
 
 /* Provider symbol names (static functions, visible only in .symtab/debug builds). */
@@ -186,8 +226,7 @@ void rdma_resolve_by_symbol(struct rdma_tracer *t)
 		if (rdma_find_library(t->pid, m.path, path, sizeof(path)) ||
 		    elf_has_symtab(path) != 1)
 			continue;
-		for (size_t p = 0; p < sizeof(provider_prefixes) / sizeof(provider_prefixes[0]);
-		     p++) {
+		for (size_t p = 0; p < ARRAY_SIZE(provider_prefixes); p++) {
 			for (int fn = 0; fn < RDMA_FN__MAX; fn++) {
 				char sym[64];
 				bool symtab = false;

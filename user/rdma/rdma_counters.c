@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include "rdma/rdma_counters.h"
+#include "lib/util.h"
 
 /* Exact names first: some transport counters contain words of the congestion list. */
 static const char *const transport_names[] = {
@@ -79,10 +80,10 @@ static const char *const congestion_names[] = {
 
 enum rdma_cnt_class rdma_counter_class(const char *name)
 {
-	for (size_t i = 0; i < sizeof(transport_names) / sizeof(transport_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(transport_names); i++)
 		if (!strcmp(name, transport_names[i]))
 			return RCC_TRANSPORT;
-	for (size_t i = 0; i < sizeof(congestion_names) / sizeof(congestion_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(congestion_names); i++)
 		if (!strcmp(name, congestion_names[i]))
 			return RCC_CONGESTION;
 	/* PFC: rx_prio3_pause, tx_pause_ctrl_phy, rx_prio3_pause_duration, ... */

@@ -3,6 +3,7 @@
  * exports print them. */
 #include <infiniband/verbs.h>
 #include "rdma/rdma_tracer.h"
+#include "lib/util.h"
 
 const char *rdma_opcode_name(__u8 op)
 {
@@ -68,5 +69,17 @@ const char *rdma_status_name(__u8 status)
 		"TM_RNDV_INCOMPLETE",
 	};
 
-	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "UNKNOWN_STATUS";
+	return status < ARRAY_SIZE(names) ? names[status] : "UNKNOWN_STATUS";
+}
+
+const char *rdma_ucx_op_name(__u8 op)
+{
+	static const char *const names[UCX_OP__MAX] = {
+		[UCX_OP_PUT] = "PUT",
+		[UCX_OP_GET] = "GET",
+		[UCX_OP_TAG_SEND] = "TAG_SEND",
+		[UCX_OP_AM_SEND] = "AM_SEND",
+	};
+
+	return op < UCX_OP__MAX && names[op] ? names[op] : "OTHER";
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "rdma/rdma_resolve.h"
+#include "lib/util.h"
 
 static const char *const fn_names[RDMA_FN__MAX] = {
 	[RDMA_FN_POST_SEND] = "post_send",
@@ -392,7 +393,7 @@ int rdma_find_library(int pid, const char *lib, char *path, size_t pathlen)
 				return 0;
 		}
 	}
-	for (size_t i = 0; i < sizeof(lib_dirs) / sizeof(lib_dirs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(lib_dirs); i++) {
 		snprintf(path, pathlen, "%s/%s", lib_dirs[i], lib);
 		if (!stat(path, &st) && S_ISREG(st.st_mode))
 			return 0;

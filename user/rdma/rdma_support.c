@@ -7,6 +7,7 @@
 #include "rdma/rdma_tracer.h"
 #include "rdma/rdma_resolve.h"
 #include "lib/json.h"
+#include "lib/util.h"
 
 void rdma_support_probe(const char *root, struct rdma_support *s)
 {
@@ -27,7 +28,7 @@ void rdma_support_probe(const char *root, struct rdma_support *s)
 		s->libibverbs_exports =
 			!elf_find_function(s->libibverbs_path, "ibv_open_device", &off, NULL);
 	}
-	for (size_t i = 0; i < sizeof(prov_dirs) / sizeof(prov_dirs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(prov_dirs); i++) {
 		d = opendir(prov_dirs[i]);
 		if (!d)
 			continue;

@@ -13,6 +13,7 @@
 #include "rdma/rdma_tracer_int.h"
 #include "rdma.skel.h"
 #include "rdma/rdma_resolve.h"
+#include "rdma/rdma_scan.h"
 #include "lib/clock.h"
 
 void rdma_note(struct rdma_tracer *t, const char *fmt, ...)
@@ -87,8 +88,20 @@ bool rdma_tracer__target_alive(const struct rdma_tracer *t)
 int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer **out, char *err,
 		      size_t errlen)
 {
+	struct rdma_scan_layout scan_layout = {
+		.fn_off = { offsetof(struct ibv_context, ops.post_send),
+			    offsetof(struct ibv_context, ops.post_recv),
+			    offsetof(struct ibv_context, ops.poll_cq) },
+		.device_off = offsetof(struct ibv_context, device),
+		.dev_size = sizeof(struct ibv_device),
+		.dev_node_type_off = offsetof(struct ibv_device, node_type),
+		.dev_transport_off = offsetof(struct ibv_device, transport_type),
+		.dev_name_off = offsetof(struct ibv_device, name),
+		.dev_dev_name_off = offsetof(struct ibv_device, dev_name),
+		.dev_name_len = sizeof(((struct ibv_device *)0)->name),
+	};
 	struct rdma_tracer *t;
-	int r;
+	int r, ucx;
 
 	*out = NULL;
 	/* spec syntax first: a usage error should not wait for BPF loading */
@@ -132,14 +145,21 @@ int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer *
 		snprintf(err, errlen, "cannot set up the discovery ring buffer: %s", strerror(-r));
 		goto fail;
 	}
+	if (ring_buffer__add(t->rb, bpf_map__fd(t->skel->maps.ucx_events), rdma_on_ucx_event, t)) {
+		r = -errno;
+		snprintf(err, errlen, "cannot set up the UCX ring buffer: %s", strerror(-r));
+		goto fail;
+	}
 	r = rdma_attach_explicit(t, o, err, errlen);
 	if (r)
 		goto fail;
 	rdma_resolve_by_symbol(t);
+	rdma_resolve_live(t, &scan_layout);
+	ucx = rdma_ucx_attach(t);
 	r = rdma_attach_control(t, err, errlen);
 	if (r) {
-		/* explicit probes alone are enough to trace */
-		if (o->nrdma_probes && r == -ENOENT) {
+		/* explicit probes or UCX alone are enough to trace */
+		if ((o->nrdma_probes || !ucx) && r == -ENOENT) {
 			rdma_note(t, "%s", err);
 			r = 0;
 		} else {
@@ -194,6 +214,8 @@ void rdma_tracer__close(struct rdma_tracer *t)
 	for (int h = 0; h < CTL__MAX; h++)
 		bpf_link__destroy(t->ctl[h]);
 	bpf_link__destroy(t->waking);
+	for (int i = 0; i < t->nucx_links; i++)
+		bpf_link__destroy(t->ucx_links[i]);
 	ring_buffer__free(t->rb);
 	rdma_bpf__destroy(t->skel);
 	free(t->for_read.v);

@@ -48,6 +48,22 @@ struct rdma_target {
 	bool attached;   /* poll targets: attached right now (sampling) */
 };
 
+/* UCX hooks (rdma.ucx): the libucp traced, the transports the process configured, and
+ * the completion callbacks found so far. */
+#define RDMA_UCX_CB_MAX 16
+struct rdma_ucx_cb {
+	char path[PATH_MAX];
+	__u64 offset;
+};
+
+struct rdma_ucx_info {
+	char lib[PATH_MAX];
+	char tls[128]; /* UCX_TLS of the process, or a note saying why none */
+	int ops;       /* UCP operations hooked */
+	int ncb;
+	struct rdma_ucx_cb cb[RDMA_UCX_CB_MAX];
+};
+
 /* One histogram row as read: the interval's part and the run's total. */
 struct rdma_row {
 	struct rdma_hist_key key;
@@ -86,6 +102,8 @@ void rdma_read__free(struct rdma_read *r);
 int rdma_tracer__collect(struct rdma_tracer *t, struct snapshot *s);
 /* Data-path targets found so far. */
 const struct rdma_target *rdma_tracer__targets(const struct rdma_tracer *t, size_t *n);
+/* UCX hooks, or NULL when the process maps no libucp. */
+const struct rdma_ucx_info *rdma_tracer__ucx(const struct rdma_tracer *t);
 /* Share of time the poll side is traced (1.0 with --rdma-full). */
 double rdma_tracer__poll_duty(const struct rdma_tracer *t);
 /* false once the traced process is gone (always true without -p). */
@@ -95,6 +113,8 @@ void rdma_tracer__close(struct rdma_tracer *t);
 
 const char *rdma_opcode_name(__u8 op);
 const char *rdma_status_name(__u8 status);
+/* "PUT", "GET", "TAG_SEND", "AM_SEND" for enum ucx_op. */
+const char *rdma_ucx_op_name(__u8 op);
 
 /* What RDMA tracing this host supports, for `tailtrace probe`. */
 struct rdma_support {

@@ -31,6 +31,8 @@ enum ctl_hook {
 	CTL__MAX,
 };
 
+#define RDMA_UCX_LINKS_MAX (12 + RDMA_UCX_CB_MAX)
+
 struct rdma_tracer {
 	struct rdma_bpf *skel;
 	struct ring_buffer *rb;
@@ -49,6 +51,9 @@ struct rdma_tracer {
 	struct prev_set for_read, for_collect;
 	__u64 aged;
 	int attach_errors;
+	struct rdma_ucx_info ucx;
+	struct bpf_link *ucx_links[RDMA_UCX_LINKS_MAX];
+	int nucx_links;
 };
 
 /* rdma_tracer.c: one line on the notes stream, when there is one */
@@ -57,8 +62,14 @@ void rdma_note(struct rdma_tracer *t, const char *fmt, ...) __attribute__((forma
 /* rdma_attach.c */
 int rdma_on_ctx_event(void *ctx, void *data, size_t len);
 void rdma_resolve_by_symbol(struct rdma_tracer *t);
+struct rdma_scan_layout;
+void rdma_resolve_live(struct rdma_tracer *t, const struct rdma_scan_layout *l);
 int rdma_attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *err, size_t errlen);
 int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen);
 void rdma_set_window(struct rdma_tracer *t, bool open);
+
+/* rdma_ucx.c: -ENOENT when no libucp is mapped */
+int rdma_ucx_attach(struct rdma_tracer *t);
+int rdma_on_ucx_event(void *ctx, void *data, size_t len);
 
 #endif

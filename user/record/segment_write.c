@@ -11,6 +11,7 @@
 #include "record/record_format.h"
 #include "attr/attribution.h"
 #include "core/stages.h"
+#include "lib/util.h"
 
 static const char *const counter_names[] = {
 	[CNT_RETRANS] = "retrans",
@@ -41,7 +42,7 @@ static const char *const counter_names[] = {
 };
 /* A new counter must get a stable name here before it can be recorded; the size check
  * catches one added at the end, test_record_format catches a gap in the middle. */
-_Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == CNT__MAX,
+_Static_assert(ARRAY_SIZE(counter_names) == CNT__MAX,
 	       "every enum tt_counter needs a name in counter_names");
 
 const char *rec_counter_name(int id)

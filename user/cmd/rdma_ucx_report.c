@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/* rdma.ucx rows of `tailtrace rdma`, text and JSON. An endpoint is named by its ucp_ep_h
+ * address in the process: UCX keeps the peer's identity in private structures. */
+#include <stdio.h>
+#include <string.h>
+#include "cmd/rdma_ucx_report.h"
+#include "cmd/stage_report.h"
+#include "core/histogram.h"
+#include "lib/json.h"
+#include "lib/format.h"
+
+static const struct hist *row_of(const struct rdma_row *r, bool total)
+{
+	return total ? &r->total : &r->win;
+}
+
+static __u64 ep_of(const struct rdma_hist_key *k)
+{
+	return (__u64)k->peer_qpn << 32 | k->qpn;
+}
+
+static bool ucx_row(const struct rdma_row *r, bool total, bool errors)
+{
+	return r->key.stage == STAGE_RDMA_UCX && !r->key.status == !errors &&
+	       row_of(r, total)->count;
+}
+
+static void text_summary(const struct hist *h)
+{
+	struct hist_summary s;
+	char b[6][16];
+
+	hist_summarize(h, &s);
+	fmt_duration(b[0], 16, s.mean_ns, DUR_FINE);
+	fmt_duration(b[1], 16, (double)s.p50_ns, DUR_FINE);
+	fmt_duration(b[2], 16, (double)s.p90_ns, DUR_FINE);
+	fmt_duration(b[3], 16, (double)s.p99_ns, DUR_FINE);
+	fmt_duration(b[4], 16, (double)s.p999_ns, DUR_FINE);
+	fmt_duration(b[5], 16, (double)s.max_ns, DUR_FINE);
+	printf("%8llu %9s %9s %9s %9s %9s %9s\n", (unsigned long long)s.count, b[0], b[1], b[2],
+	       b[3], b[4], b[5]);
+}
+
+void rdma_ucx_print_text(const struct rdma_read *rd, const struct rdma_ucx_info *u, bool total,
+			 const __u64 *cnt)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+
+		if (!ucx_row(r, total, false))
+			continue;
+		printf("  %-13s %7u %#17llx %-14s ", "rdma.ucx", r->key.tgid,
+		       (unsigned long long)ep_of(&r->key), rdma_ucx_op_name(r->key.opcode));
+		text_summary(row_of(r, total));
+	}
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+
+		if (ucx_row(r, total, true))
+			printf("  ucx error     pid %u ep %#llx %s: %llu failed (status -%u)\n",
+			       r->key.tgid, (unsigned long long)ep_of(&r->key),
+			       rdma_ucx_op_name(r->key.opcode),
+			       (unsigned long long)row_of(r, total)->count, r->key.status);
+	}
+	printf("  ucx           %llu operations (%llu completed in the call), %llu requests "
+	       "completed, %llu failed; UCX_TLS %s; %d completion callback%s hooked\n",
+	       (unsigned long long)cnt[RC_UCX_OPS], (unsigned long long)cnt[RC_UCX_IMMEDIATE],
+	       (unsigned long long)cnt[RC_UCX_COMPLETED], (unsigned long long)cnt[RC_UCX_ERRORS],
+	       u->tls, u->ncb, u->ncb == 1 ? "" : "s");
+}
+
+static void json_rows(struct json_writer *w, const struct rdma_read *rd, bool total)
+{
+	struct hist all;
+	char b[32];
+
+	memset(&all, 0, sizeof(all));
+	jw_array_begin(w, "ops");
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+
+		if (!ucx_row(r, total, false))
+			continue;
+		hist_add(&all, row_of(r, total));
+		jw_object_begin(w, NULL);
+		jw_uint(w, "pid", r->key.tgid);
+		snprintf(b, sizeof(b), "0x%llx", (unsigned long long)ep_of(&r->key));
+		jw_string(w, "ep", b);
+		jw_string(w, "op", rdma_ucx_op_name(r->key.opcode));
+		hist_summary_print_json(w, row_of(r, total));
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_object_begin(w, "ops_all");
+	hist_summary_print_json(w, &all);
+	jw_object_end(w);
+	jw_array_begin(w, "errors");
+	for (size_t i = 0; i < rd->nrows; i++) {
+		const struct rdma_row *r = &rd->rows[i];
+
+		if (!ucx_row(r, total, true))
+			continue;
+		jw_object_begin(w, NULL);
+		jw_uint(w, "pid", r->key.tgid);
+		snprintf(b, sizeof(b), "0x%llx", (unsigned long long)ep_of(&r->key));
+		jw_string(w, "ep", b);
+		jw_string(w, "op", rdma_ucx_op_name(r->key.opcode));
+		jw_int(w, "status", -(int)r->key.status);
+		jw_uint(w, "count", row_of(r, total)->count);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+void rdma_ucx_json(struct json_writer *w, const struct rdma_read *rd, const struct rdma_ucx_info *u,
+		   bool total, const __u64 *cnt)
+{
+	char b[32];
+
+	if (!u)
+		return;
+	jw_object_begin(w, "ucx");
+	jw_string(w, "lib", u->lib);
+	jw_string(w, "tls", u->tls);
+	json_rows(w, rd, total);
+	jw_uint(w, "operations", cnt[RC_UCX_OPS]);
+	jw_uint(w, "immediate", cnt[RC_UCX_IMMEDIATE]);
+	jw_uint(w, "completed", cnt[RC_UCX_COMPLETED]);
+	jw_uint(w, "failed", cnt[RC_UCX_ERRORS]);
+	jw_uint(w, "replaced", cnt[RC_UCX_REPLACED]);
+	jw_uint(w, "inflight_update_fail", cnt[RC_UCX_INFLIGHT_FAIL]);
+	jw_uint(w, "callback_events_lost", cnt[RC_UCX_CB_LOST]);
+	jw_array_begin(w, "callbacks");
+	for (int i = 0; i < u->ncb; i++) {
+		jw_object_begin(w, NULL);
+		jw_string(w, "path", u->cb[i].path);
+		snprintf(b, sizeof(b), "0x%llx", (unsigned long long)u->cb[i].offset);
+		jw_string(w, "offset", b);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	jw_object_end(w);
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/* rdma.ucx: the UCP request API of libucp (bpf/ucx.bpf.h). UCX's accelerated transports
+ * write work requests to the NIC themselves and never call the verbs provider's
+ * post_send, so transfers made through UCX (NIXL's KV-cache moves) are timed one level
+ * up: from ucp_*_nbx to the request's completion. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "rdma/rdma_tracer_int.h"
+#include "rdma.skel.h"
+#include "rdma/rdma_resolve.h"
+#include "lib/util.h"
+
+static struct bpf_link *ucx_attach(struct rdma_tracer *t, struct bpf_program *p, const char *path,
+				   __u64 off, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
+	struct bpf_link *l;
+
+	if (t->nucx_links == RDMA_UCX_LINKS_MAX)
+		return NULL;
+	l = bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path, (size_t)off, &uo);
+	if (l)
+		t->ucx_links[t->nucx_links++] = l;
+	return l;
+}
+
+/* The transports the process asked UCX for (UCX_TLS in its environment); which one UCX
+ * picked per endpoint lives in private structures and is not read. */
+static void read_tls(int pid, char *out, size_t len)
+{
+	char p[64], env[16384];
+	ssize_t n;
+	int fd;
+
+	snprintf(out, len, "%s", pid ? "default (UCX_TLS not set)" : "unknown (no -p)");
+	if (!pid)
+		return;
+	snprintf(p, sizeof(p), "/proc/%d/environ", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, env, sizeof(env) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	env[n] = '\0';
+	for (char *e = env; e < env + n; e += strlen(e) + 1)
+		if (!strncmp(e, "UCX_TLS=", 8))
+			snprintf(out, len, "%s", e + 8);
+}
+
+int rdma_ucx_attach(struct rdma_tracer *t)
+{
+	const struct {
+		const char *sym;
+		struct bpf_program *enter;
+	} ops[] = {
+		{ "ucp_put_nbx", t->skel->progs.ucx_put_enter },
+		{ "ucp_get_nbx", t->skel->progs.ucx_get_enter },
+		{ "ucp_tag_send_nbx", t->skel->progs.ucx_tag_send_enter },
+		{ "ucp_am_send_nbx", t->skel->progs.ucx_am_send_enter },
+	};
+	char lib[PATH_MAX];
+	__u64 off;
+	int n = 0;
+
+	if (rdma_find_exported(t->pid, "ucp_put_nbx", "libucp.so.0", lib, sizeof(lib), &off))
+		return -ENOENT;
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+		if (elf_find_function(lib, ops[i].sym, &off, NULL))
+			continue;
+		/* the return probe first: an entry without it would leave per-thread state */
+		if (ucx_attach(t, t->skel->progs.ucx_op_exit, lib, off, true) &&
+		    ucx_attach(t, ops[i].enter, lib, off, false))
+			n++;
+	}
+	if (!elf_find_function(lib, "ucp_request_check_status", &off, NULL) &&
+	    ucx_attach(t, t->skel->progs.ucx_check_exit, lib, off, true))
+		ucx_attach(t, t->skel->progs.ucx_check_enter, lib, off, false);
+	if (!n)
+		return -errno ? -errno : -EPERM;
+	snprintf(t->ucx.lib, sizeof(t->ucx.lib), "%s", lib);
+	read_tls(t->pid, t->ucx.tls, sizeof(t->ucx.tls));
+	t->ucx.ops = n;
+	rdma_note(t, "ucx: %d UCP operations hooked in %s (UCX_TLS: %s)", n, lib, t->ucx.tls);
+	return 0;
+}
+
+/* A completion callback named in a request's parameters: where the request completes. */
+int rdma_on_ucx_event(void *ctx, void *data, size_t len)
+{
+	const struct ucx_cb_event *e = data;
+	struct rdma_tracer *t = ctx;
+	struct rdma_ucx_cb *cb;
+	char path[PATH_MAX];
+	__u64 off;
+	int err;
+
+	if (len < sizeof(*e))
+		return 0;
+	err = rdma_addr_to_file((int)e->tgid, e->cb, path, sizeof(path), &off);
+	if (err) {
+		rdma_note(t, "ucx: callback 0x%llx of pid %u is not in a mapped file: %s",
+			  (unsigned long long)e->cb, e->tgid, strerror(-err));
+		return 0;
+	}
+	for (int i = 0; i < t->ucx.ncb; i++)
+		if (t->ucx.cb[i].offset == off && !strcmp(t->ucx.cb[i].path, path))
+			return 0;
+	if (t->ucx.ncb == RDMA_UCX_CB_MAX ||
+	    !ucx_attach(t, t->skel->progs.ucx_complete, path, off, false)) {
+		rdma_note(t, "ucx: cannot attach the completion callback at %s:0x%llx", path,
+			  (unsigned long long)off);
+		return 0;
+	}
+	cb = &t->ucx.cb[t->ucx.ncb++];
+	snprintf(cb->path, sizeof(cb->path), "%s", path);
+	cb->offset = off;
+	rdma_note(t, "ucx: completion callback at %s:0x%llx", path, (unsigned long long)off);
+	return 0;
+}
+
+const struct rdma_ucx_info *rdma_tracer__ucx(const struct rdma_tracer *t)
+{
+	return t->ucx.ops ? &t->ucx : NULL;
+}
