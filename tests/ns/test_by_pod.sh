@@ -48,9 +48,9 @@ else
 fi
 tt_check "no group left as a bare cgroup id for it" bash -c '! grep -q "cgroup [0-9]" "$1"' _ \
 	"$work/hist.txt"
-wait "${pids[@]}" 2>/dev/null
+# the server runs until killed: kill, then wait (waiting first hung until the timeout)
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-wait 2>/dev/null
+wait "${pids[@]}" 2>/dev/null
 pids=()
 
 # with --cgroup: the ids resolve in that tree (paths relative to it still name the pod)
