@@ -31,7 +31,7 @@ run_traffic() {
 	sh -c 'echo $$ > "$1/cgroup.procs"; exec python3 -m http.server --bind 127.0.0.1 "$2"' \
 		_ "$cg" "$port" >/dev/null 2>&1 &
 	pids+=($!)
-	sh -c 'echo $$ > "$1/cgroup.procs"; end=$((SECONDS + $3)); sleep 0.5
+	bash -c 'echo $$ > "$1/cgroup.procs"; end=$((SECONDS + $3)); sleep 0.5
 		while [ $SECONDS -lt $end ]; do curl -s -o /dev/null "http://127.0.0.1:$2/"; done' \
 		_ "$cg" "$port" "$1" &
 	pids+=($!)
