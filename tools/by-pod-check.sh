@@ -5,8 +5,13 @@
 # cgroup, and `tailtrace hist --by pod` must label their traffic with that pod UID and
 # container ID, and a process outside with "cgroup N". The same with --cgroup pointing at
 # the tree, as the DaemonSet runs it (docs/deploy.md).
+#
+# Not part of `make test` yet: it fails on two known defects (docs/deploy.md, Known
+# limits): a server socket's samples taken in softirq before its process touched it are
+# grouped as 'cgroup 0', and with --cgroup TREE the id is not resolved to the pod. The
+# text table also cuts the label to its column; run it by hand: tools/by-pod-check.sh
 set -u
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../tests/lib.sh"
 tt_require_root
 
 uid=5b3f0c1e-8d2a-4c61-9f7e-0a1b2c3d4e5f
