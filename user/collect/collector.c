@@ -156,7 +156,9 @@ static void note_missing(struct collector *c)
 	for (int s = 0; s < STAGE__MAX; s++) {
 		if (s == STAGE_RDMA_WR || s == STAGE_RDMA_CQ_EVENT || s == STAGE_RDMA_UCX)
 			continue; /* the RDMA tracer reports its own */
-		if (s == STAGE_GPU_WAIT && !c->skel->rodata->targ_requests)
+		/* gpu.wait exists only with --cuda (its uprobes then load, or open fails) */
+		if (s == STAGE_GPU_WAIT &&
+		    !bpf_program__autoload(c->skel->progs.tt_cuda_sync_enter))
 			continue;
 		if ((stage_info(s)->flags & SF_NIC) && !c->nic)
 			continue;
