@@ -134,8 +134,10 @@ scenario_plan() {
 	# median, and the verdict must still name the fault (kind chronic or both)
 	standingsrv)
 		# a bulk neighbour in tt-srv that never stops keeps the 20 Mbit/s tbf's 64 KiB
-		# buffer on the server's egress standing
-		echo "congest --link srv --rate 20mbit --buffer 64kb --bulk loadgen --bulk-conns 4 --duration 150|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 300 || echo 1000)|2|congestion/tx.qdisc/dev $TB_SRV_DEV qdisc";;
+		# buffer on the server's egress standing. The responses wait in that qdisc and, as
+		# it pushes back (TCP small queues), in the send queue before it: either stage at
+		# that device's qdisc names the fault, as for the congestion scenario
+		echo "congest --link srv --rate 20mbit --buffer 64kb --bulk loadgen --bulk-conns 4 --duration 150|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 300 || echo 1000)|2|congestion/.*/dev $TB_SRV_DEV qdisc";;
 	standingcli)
 		# the same on the client's egress: a bulk upload from tt-cli; the requests wait
 		# (in the qdisc, and in the send queue behind the ACKs the queue delays)
