@@ -127,8 +127,8 @@ int cmd_record(int argc, char **argv)
 			return 2;
 		}
 	}
-	r = session_start(&ss, "record", argc, argv, RECORD_OPTS,
-			  COLL_REQUESTS | COLL_SLOW_REQS | COLL_DEFAULT_BUDGET, NULL);
+	r = session_start(&ss, "record", argc, argv, RECORD_OPTS, COLL_REQUESTS | COLL_SLOW_REQS,
+			  NULL);
 	if (r >= 0) {
 		http_metrics__close(http);
 		return r;

@@ -101,7 +101,7 @@ static const struct tt_cmd cmds[] = {
 	  "                        127.0.0.1; any other address only when given)\n"
 	  "  -d, --duration SEC    stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
 	  "      --budget PCT      cost (programs + own CPU) within PCT % of one CPU, by\n"
-	  "                        tracing a share of the flows (default 5; 0 or off: none)\n"
+	  "                        tracing a share of the flows (default: none)\n"
 	  "\n"
 	  "Examples:\n"
 	  "  tailtrace record -o /var/lib/tailtrace --port 8000 --max-size 1G\n"
