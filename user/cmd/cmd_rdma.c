@@ -36,22 +36,6 @@ struct rdma_cmd {
 	struct rdma_call_state *total_state;
 };
 
-static void text_summary(const struct hist *h)
-{
-	struct hist_summary s;
-	char b[6][16];
-
-	hist_summarize(h, &s);
-	fmt_duration(b[0], 16, s.mean_ns, DUR_FINE);
-	fmt_duration(b[1], 16, (double)s.p50_ns, DUR_FINE);
-	fmt_duration(b[2], 16, (double)s.p90_ns, DUR_FINE);
-	fmt_duration(b[3], 16, (double)s.p99_ns, DUR_FINE);
-	fmt_duration(b[4], 16, (double)s.p999_ns, DUR_FINE);
-	fmt_duration(b[5], 16, (double)s.max_ns, DUR_FINE);
-	printf("%8llu %9s %9s %9s %9s %9s %9s\n", (unsigned long long)s.count, b[0], b[1], b[2],
-	       b[3], b[4], b[5]);
-}
-
 static void gid_str(const __u8 *g, char *b, size_t n)
 {
 	snprintf(b, n, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
@@ -94,12 +78,12 @@ static void print_text_rows(const struct rdma_read *rd, const struct view *v)
 		hist_add(&all, h);
 		printf("  %-13s %7u %#8x %#8x %-14s ", "rdma.wr", r->key.tgid, r->key.qpn,
 		       r->key.peer_qpn, rdma_opcode_name(r->key.opcode));
-		text_summary(h);
+		hist_summary_print_row(stdout, h);
 		any = true;
 	}
 	if (any) {
 		printf("  %-13s %7s %8s %8s %-14s ", "rdma.wr", "all", "", "", "");
-		text_summary(&all);
+		hist_summary_print_row(stdout, &all);
 	}
 	for (size_t i = 0; i < rd->nrows; i++) {
 		const struct rdma_row *r = &rd->rows[i];
@@ -109,7 +93,7 @@ static void print_text_rows(const struct rdma_read *rd, const struct view *v)
 			continue;
 		printf("  %-13s %7u %#8x %8s %-14s ", "rdma.cq_event", r->key.tgid, r->key.qpn,
 		       "cq", "");
-		text_summary(h);
+		hist_summary_print_row(stdout, h);
 	}
 }
 

@@ -25,22 +25,6 @@ static bool ucx_row(const struct rdma_row *r, bool total, bool errors)
 	       row_of(r, total)->count;
 }
 
-static void text_summary(const struct hist *h)
-{
-	struct hist_summary s;
-	char b[6][16];
-
-	hist_summarize(h, &s);
-	fmt_duration(b[0], 16, s.mean_ns, DUR_FINE);
-	fmt_duration(b[1], 16, (double)s.p50_ns, DUR_FINE);
-	fmt_duration(b[2], 16, (double)s.p90_ns, DUR_FINE);
-	fmt_duration(b[3], 16, (double)s.p99_ns, DUR_FINE);
-	fmt_duration(b[4], 16, (double)s.p999_ns, DUR_FINE);
-	fmt_duration(b[5], 16, (double)s.max_ns, DUR_FINE);
-	printf("%8llu %9s %9s %9s %9s %9s %9s\n", (unsigned long long)s.count, b[0], b[1], b[2],
-	       b[3], b[4], b[5]);
-}
-
 void rdma_ucx_print_text(const struct rdma_read *rd, const struct rdma_ucx_info *u, bool total,
 			 const __u64 *cnt)
 {
@@ -53,7 +37,7 @@ void rdma_ucx_print_text(const struct rdma_read *rd, const struct rdma_ucx_info 
 			continue;
 		printf("  %-13s %7u %#17llx %-14s ", "rdma.ucx", r->key.tgid,
 		       (unsigned long long)ep_of(&r->key), rdma_ucx_op_name(r->key.opcode));
-		text_summary(row_of(r, total));
+		hist_summary_print_row(stdout, row_of(r, total));
 	}
 	for (size_t i = 0; i < rd->nrows; i++) {
 		const struct rdma_row *r = &rd->rows[i];

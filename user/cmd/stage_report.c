@@ -172,6 +172,22 @@ static double us(__u64 ns)
 	return (double)ns / 1000.0;
 }
 
+void hist_summary_print_row(FILE *f, const struct hist *h)
+{
+	struct hist_summary s;
+	char b[6][16];
+
+	hist_summarize(h, &s);
+	fmt_duration(b[0], sizeof(b[0]), s.mean_ns, DUR_FINE);
+	fmt_duration(b[1], sizeof(b[1]), (double)s.p50_ns, DUR_FINE);
+	fmt_duration(b[2], sizeof(b[2]), (double)s.p90_ns, DUR_FINE);
+	fmt_duration(b[3], sizeof(b[3]), (double)s.p99_ns, DUR_FINE);
+	fmt_duration(b[4], sizeof(b[4]), (double)s.p999_ns, DUR_FINE);
+	fmt_duration(b[5], sizeof(b[5]), (double)s.max_ns, DUR_FINE);
+	fprintf(f, "%8llu %9s %9s %9s %9s %9s %9s\n", (unsigned long long)s.count, b[0], b[1], b[2],
+		b[3], b[4], b[5]);
+}
+
 void hist_summary_print_json(struct json_writer *w, const struct hist *h)
 {
 	struct hist_summary sm;

@@ -25,6 +25,8 @@ bool stage_report_selected(const struct stage_report_opts *ro, int stage);
 
 /* A duration for tables: "850ns", "12.5us", "3.20ms", "1.250s". */
 /* count, mean_ns, p50_ns ... max_ns, overflow of one histogram into an open object. */
+/* One row: count, mean, p50, p90, p99, p99.9 and max, durations down to ns (rdma). */
+void hist_summary_print_row(FILE *f, const struct hist *h);
 void hist_summary_print_json(struct json_writer *w, const struct hist *h);
 /* Writes the "duration_s", "stages" and "counters" keys into an open JSON object. */
 void stage_report_print_json(const struct snapshot *s, const struct stage_report_opts *ro,
