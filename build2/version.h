@@ -1,1 +1,0 @@
-#define TT_VERSION "ed9f953-dirty"
