@@ -264,6 +264,11 @@ int BPF_PROG(tt_net_dev_xmit, struct sk_buff *skb, int rc, struct net_device *de
 	f = flow_get((struct sock *)slot->sk, false);
 	if (f && f->verdict != FLOW_TRACED)
 		f = NULL;
+	if (f && !f->ifindex) {
+		/* a device without a qdisc (noqueue: veth, loopback) names the flow's way out */
+		f->ifindex = dk.ifindex;
+		f->netns = dk.netns;
+	}
 	if (f)
 		req_stage(f, STAGE_TX_NIC, slot->ts, now);
 	if (f && targ_by != GROUP_NONE)
