@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests of the aggregate's merge and encoding: merging equals adding all, the place
- * memo equals the index, and the encoding round-trips, reads version 1, and refuses
- * truncated, corrupt and resealed blobs; the place table stays bounded. */
+ * memo equals the index, and the encoding round-trips (path floors too), reads versions 1
+ * and 2, and refuses truncated, corrupt and resealed blobs; the place table stays bounded. */
 #include "attr_fixtures.h"
 
 /* ---- merge and encoding ---- */
@@ -209,30 +209,52 @@ static void reseal(unsigned char *p, size_t len)
 		p[len - 8 + i] = (unsigned char)(h >> (8 * i));
 }
 
-/* Recordings made before version 2 still read, to the same aggregate; version 2 (varints,
- * absent addresses and names left out) is the smaller one. */
-static void test_decode_version1(void **state)
+/* Recordings made before version 3 still read: the same aggregate less the path floors,
+ * which only version 3 carries; version 2 (varints, absent addresses and names left out)
+ * is less than half of version 1. */
+static void test_decode_older_versions(void **state)
 {
 	struct attr_agg *a = mixed_population(23, 0, 5000), *b = NULL;
-	void *v1, *v2;
-	size_t len1, len2;
+	struct attr_report ra, rb;
+	void *v[4], *again;
+	size_t len[4], alen;
 
 	(void)state;
-	assert_int_equal(attr_agg__encode_version(a, 1, &v1, &len1), 0);
-	assert_int_equal(((unsigned char *)v1)[4], 1);
-	assert_int_equal(attr_agg__decode(&b, v1, len1), 0);
-	assert_true(attr_agg__equal(a, b));
-	attr_agg__free(b);
-	assert_int_equal(attr_agg__encode(a, &v2, &len2), 0);
-	assert_int_equal(((unsigned char *)v2)[4], 2);
-	assert_true(len2 < len1 / 2);
-	/* a version-1 blob relabelled 2 (checksum fixed up) is refused, not misread */
-	((unsigned char *)v1)[4] = 2;
-	reseal(v1, len1);
-	assert_int_equal(attr_agg__decode(&b, v1, len1), -EINVAL);
-	assert_int_equal(attr_agg__encode_version(a, 3, &v2, &len2), -EINVAL);
-	free(v1);
-	free(v2);
+	for (int ver = 1; ver <= 3; ver++) {
+		assert_int_equal(attr_agg__encode_version(a, ver, &v[ver], &len[ver]), 0);
+		assert_int_equal(((unsigned char *)v[ver])[4], ver);
+		assert_int_equal(attr_agg__decode(&b, v[ver], len[ver]), 0);
+		/* what the version carries survives: the blob re-encodes to itself */
+		assert_int_equal(attr_agg__encode_version(b, ver, &again, &alen), 0);
+		assert_int_equal(alen, len[ver]);
+		assert_memory_equal(again, v[ver], alen);
+		free(again);
+		attr_analyze(b, NULL, 10, NULL, &rb);
+		/* the floor is known from version 3 on */
+		assert_int_equal(rb.floor.known, ver == 3);
+		if (ver == 3) {
+			assert_true(attr_agg__equal(a, b));
+			attr_analyze(a, NULL, 10, NULL, &ra);
+			assert_true(ra.floor.known);
+			assert_true(rb.floor.rtt_ns == ra.floor.rtt_ns);
+			assert_int_equal(rb.floor.reqs, ra.floor.reqs);
+		} else {
+			assert_false(attr_agg__equal(a, b)); /* the paths are missing */
+		}
+		attr_agg__free(b);
+	}
+	assert_true(len[2] < len[1] / 2);
+	/* a version-1 blob relabelled 2 (checksum fixed up) is refused, not misread; and a
+	 * version-2 blob relabelled 3 lacks its paths */
+	((unsigned char *)v[1])[4] = 2;
+	reseal(v[1], len[1]);
+	assert_int_equal(attr_agg__decode(&b, v[1], len[1]), -EINVAL);
+	((unsigned char *)v[2])[4] = 3;
+	reseal(v[2], len[2]);
+	assert_int_equal(attr_agg__decode(&b, v[2], len[2]), -EINVAL);
+	assert_int_equal(attr_agg__encode_version(a, 4, &again, &alen), -EINVAL);
+	for (int ver = 1; ver <= 3; ver++)
+		free(v[ver]);
 	attr_agg__free(a);
 }
 
@@ -305,7 +327,7 @@ int main(void)
 		cmocka_unit_test(test_merge_equals_add_all),
 		cmocka_unit_test(test_memo_equals_index),
 		cmocka_unit_test(test_encode_roundtrip),
-		cmocka_unit_test(test_decode_version1),
+		cmocka_unit_test(test_decode_older_versions),
 		cmocka_unit_test(test_decode_corrupt),
 		cmocka_unit_test(test_decode_resealed),
 		cmocka_unit_test(test_place_table_bounded),

@@ -111,5 +111,5 @@ bool attr_agg__equal(const struct attr_agg *a, const struct attr_agg *b)
 		if (!o || o->count != e->count || o->ns != e->ns)
 			return false;
 	}
-	return true;
+	return attr_floor_equal(a, b);
 }

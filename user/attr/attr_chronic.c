@@ -120,7 +120,7 @@ static void floor_info(const struct attr_agg *a, int side, const struct snapshot
 	memset(f, 0, sizeof(*f));
 	if (!p || !p->min_rtt_ns) {
 		snprintf(f->source, sizeof(f->source),
-			 "no RTT seen (record/report windows do not keep path floors)");
+			 "no RTT seen (recordings made before path floors were kept have none)");
 		return;
 	}
 	f->known = true;

@@ -15,7 +15,13 @@
  *     nbuckets, nbuckets x (slot, nfields x value)
  *   nplaces, nplaces x place
  *   places_unstored, places_unstored_ns
+ *   (version 3) npaths, npaths x path, paths_unstored
  *   u64 FNV-1a of everything before it (little-endian)
+ * Version 3 (written) adds the path floors (docs/attribution.md §1), so that `report` over
+ * recorded windows knows the base RTT of each path: a path is
+ *   side family netns ifindex, u8 present (bit 0: 16 raddr bytes follow),
+ *   min_rtt_ns reqs own_min_sum_ns lport rport
+ * as varints; a path is unique by its key and carries at least one request.
  * Version 2 (written) stores every number between header and checksum as an unsigned
  * LEB128 varint (canonical: no padding bytes, within the field's width), and a place as
  *   part band family role netns ifindex qdisc tgid tid cpu lport rport, u8 present
@@ -29,18 +35,20 @@
  * A decoder refuses other versions and other field/part counts, except blobs from before
  * parts were added at the end (ATTR_PARTS_V2 .. ATTR_PARTS parts; the missing parts read
  * as zero): a record written by a different model is not silently reinterpreted. */
-#define ATTR_MAGIC         "TTAT"
-#define ATTR_VERSION       2
-#define ATTR_VERSION_FIXED 1
-#define ATTR_HDR_LEN       20
-#define ATTR_PRESENT_RADDR 1u
-#define ATTR_PRESENT_COMM  2u
+#define ATTR_MAGIC          "TTAT"
+#define ATTR_VERSION        3
+#define ATTR_VERSION_VARINT 2
+#define ATTR_VERSION_FIXED  1
+#define ATTR_HDR_LEN        20
+#define ATTR_PRESENT_RADDR  1u
+#define ATTR_PRESENT_COMM   2u
 
 struct wbuf {
 	unsigned char *p;
 	size_t len, cap;
 	int err;
 	bool varint; /* version 2 numbers */
+	int version;
 };
 
 static bool w_room(struct wbuf *w, size_t n)
@@ -164,12 +172,35 @@ static __u64 fnv1a(const unsigned char *p, size_t n)
 	return h;
 }
 
+static void w_paths(struct wbuf *w, const struct attr_agg *a)
+{
+	w_num(w, a->npaths, 4);
+	for (size_t i = 0; i < a->npaths; i++) {
+		const struct attr_path *p = &a->paths[i];
+		bool raddr = !all_zero(p->key.raddr, sizeof(p->key.raddr));
+
+		w_num(w, p->key.side, 1);
+		w_num(w, p->key.family, 1);
+		w_num(w, p->key.netns, 4);
+		w_num(w, p->key.ifindex, 4);
+		w_le(w, raddr ? ATTR_PRESENT_RADDR : 0, 1);
+		if (raddr)
+			w_bytes(w, p->key.raddr, sizeof(p->key.raddr));
+		w_num(w, p->min_rtt_ns, 8);
+		w_num(w, p->reqs, 8);
+		w_num(w, p->own_min_sum_ns, 8);
+		w_num(w, p->lport, 2);
+		w_num(w, p->rport, 2);
+	}
+	w_num(w, a->paths_unstored, 8);
+}
+
 int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, size_t *len)
 {
-	struct wbuf w = { .varint = version == ATTR_VERSION };
+	struct wbuf w = { .varint = version >= ATTR_VERSION_VARINT };
 	__u32 n = 0;
 
-	if (version != ATTR_VERSION && version != ATTR_VERSION_FIXED)
+	if (version < ATTR_VERSION_FIXED || version > ATTR_VERSION)
 		return -EINVAL;
 	w_bytes(&w, ATTR_MAGIC, 4);
 	w_le(&w, (__u64)version, 2);
@@ -203,6 +234,8 @@ int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, 
 	}
 	w_num(&w, a->places_unstored, 8);
 	w_num(&w, a->places_unstored_ns, 8);
+	if (version >= 3)
+		w_paths(&w, a);
 	if (!w.err) {
 		size_t total = w.len + 8;
 
@@ -228,7 +261,8 @@ struct rbuf {
 	const unsigned char *p;
 	size_t len, off;
 	int err;
-	bool varint;   /* version 2 numbers */
+	bool varint; /* version 2 numbers */
+	int version;
 	__u32 nfields; /* fields of a bucket in this blob: older blobs have fewer parts */
 };
 
@@ -356,11 +390,12 @@ static int r_frame(struct rbuf *r)
 	nparts = r_le(r, 2);
 	/* parts are only ever added at the end, after every other field: a blob written
 	 * before one was added reads with that part zero */
-	if ((version != ATTR_VERSION && version != ATTR_VERSION_FIXED) || nparts < ATTR_PARTS_V2 ||
+	if (version < ATTR_VERSION_FIXED || version > ATTR_VERSION || nparts < ATTR_PARTS_V2 ||
 	    nparts > ATTR_PARTS || nfields != F_PARTS + nparts)
 		return -EINVAL;
 	r->nfields = (__u32)nfields;
-	r->varint = version == ATTR_VERSION;
+	r->varint = version >= ATTR_VERSION_VARINT;
+	r->version = (int)version;
 	r_le(r, 2);
 	if (r_le(r, 8) != r->len)
 		return -EINVAL;
@@ -442,6 +477,43 @@ static void r_place(struct rbuf *r, struct attr_agg *a)
 		r->err = -ENOMEM; /* the table could not grow */
 }
 
+/* One path floor, added to a: valid, new, and within the table. */
+static void r_path(struct rbuf *r, struct attr_agg *a)
+{
+	struct attr_path p = { 0 };
+	unsigned present;
+
+	p.key.side = (__u8)r_num(r, 1);
+	p.key.family = (__u8)r_num(r, 1);
+	p.key.netns = (__u32)r_num(r, 4);
+	p.key.ifindex = (__u32)r_num(r, 4);
+	present = (unsigned)r_le(r, 1);
+	if (present & ~ATTR_PRESENT_RADDR)
+		r->err = -EINVAL;
+	if (present & ATTR_PRESENT_RADDR) {
+		r_bytes(r, p.key.raddr, sizeof(p.key.raddr));
+		if (all_zero(p.key.raddr, sizeof(p.key.raddr)))
+			r->err = -EINVAL;
+	}
+	p.min_rtt_ns = r_num(r, 8);
+	p.reqs = r_num(r, 8);
+	p.own_min_sum_ns = r_num(r, 8);
+	p.lport = (__u16)r_num(r, 2);
+	p.rport = (__u16)r_num(r, 2);
+	if (r->err)
+		return;
+	if (p.key.side >= SIDES || !p.reqs || !p.min_rtt_ns || a->npaths >= ATTR_PATHS_MAX) {
+		r->err = -EINVAL;
+		return;
+	}
+	for (size_t i = 0; i < a->npaths; i++)
+		if (!memcmp(&a->paths[i].key, &p.key, sizeof(p.key))) {
+			r->err = -EINVAL; /* duplicate key */
+			return;
+		}
+	a->paths[a->npaths++] = p;
+}
+
 int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 {
 	struct rbuf r = { .p = buf, .len = len };
@@ -463,6 +535,14 @@ int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len)
 		r_place(&r, a);
 	a->places_unstored = r_num(&r, 8);
 	a->places_unstored_ns = r_num(&r, 8);
+	if (r.version >= 3) {
+		n = (__u32)r_num(&r, 4);
+		if (n > ATTR_PATHS_MAX)
+			r.err = -EINVAL;
+		for (__u32 i = 0; i < n && !r.err; i++)
+			r_path(&r, a);
+		a->paths_unstored = r_num(&r, 8);
+	}
 	if (!r.err && r.off != r.len)
 		r.err = -EINVAL; /* trailing bytes */
 	if (r.err) {

@@ -92,3 +92,20 @@ const struct attr_path *attr_floor_top(const struct attr_agg *a, int side)
 			top = &a->paths[i];
 	return top;
 }
+
+bool attr_floor_equal(const struct attr_agg *a, const struct attr_agg *b)
+{
+	if (a->npaths != b->npaths || a->paths_unstored != b->paths_unstored)
+		return false;
+	for (size_t i = 0; i < a->npaths; i++) {
+		const struct attr_path *p = &a->paths[i];
+		size_t j = 0;
+
+		while (j < b->npaths && memcmp(&b->paths[j].key, &p->key, sizeof(p->key)))
+			j++;
+		if (j == b->npaths || b->paths[j].min_rtt_ns != p->min_rtt_ns ||
+		    b->paths[j].reqs != p->reqs || b->paths[j].own_min_sum_ns != p->own_min_sum_ns)
+			return false;
+	}
+	return true;
+}

@@ -128,6 +128,8 @@ struct attr_agg {
  * min_rtt seen on the path so far (never above ev's own), 0 when ev carries no RTT. */
 __u64 attr_floor_note(struct attr_agg *a, const struct req_event *ev);
 void attr_floor_merge(struct attr_agg *dst, const struct attr_agg *src);
+/* The same paths with the same floors and counts, in any order. */
+bool attr_floor_equal(const struct attr_agg *a, const struct attr_agg *b);
 /* The path of a side with the most requests, or NULL. */
 const struct attr_path *attr_floor_top(const struct attr_agg *a, int side);
 
