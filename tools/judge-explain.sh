@@ -127,7 +127,7 @@ scenario_plan() {
 		# random loss on the router's egress toward the client: the server's segments are
 		# lost on the wire (a drop in the server's own namespace would be a local send
 		# failure that TCP retries from its send queue, not a retransmission)
-		echo "loss --link rtr --percent 1 --ports $PORT|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 1500 || echo 3000)|4|transport/tcp.retrans";;
+		echo "loss --link rtr --percent 1 --ports $PORT|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 1500 || echo 3000)|4|transport/tcp.retrans/dev $TB_SRV_DEV";;
 	slowread)
 		echo "|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 1500 || echo 3000)|4|compute/rx.sockq";;
 	# constant faults (issue 22): every request is slowed, the tail is not worse than the
@@ -150,7 +150,7 @@ scenario_plan() {
 		echo "|$(srv_traffic "$m") --compute-kind block|--read-delay-us 2000 --rcvbuf 16384 --read-chunk 4096|$([ "$m" = stream ] && echo 300 || echo 1000)|2|compute/rx.sockq";;
 	lossy)
 		# 5 % loss toward the client on every connection, for the whole run
-		echo "loss --link rtr --percent 5 --ports $PORT|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 600 || echo 1500)|4|transport/tcp.retrans";;
+		echo "loss --link rtr --percent 5 --ports $PORT|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 600 || echo 1500)|4|transport/tcp.retrans/dev $TB_SRV_DEV";;
 	esac
 }
 
