@@ -110,13 +110,19 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	/* tcp_probe runs for every segment, before TCP processes its ACK */
 	if (f->send_acked != f->send_next && (cb->tcp_flags & TCPHDR_ACK))
 		sends_acked(f, cb->ack_seq, now);
-	if (!f->rx_probed || (__s32)(cb->end_seq - f->rx_probed) > 0)
-		f->rx_probed = cb->end_seq;
 	/* data not received before: tcp_probe fires before TCP takes the segment, so rcv_nxt
 	 * is still the old edge. A retransmission of data this side already has (the peer's
 	 * timer fired because this side's ACK was held up) is no new request. */
 	from = (__s32)(cb->seq - tp->rcv_nxt) > 0 ? cb->seq : tp->rcv_nxt;
 	fresh = (__s32)(cb->end_seq - from) > 0 ? cb->end_seq - from : 0;
+	if (from != tp->rcv_nxt && f->role == ROLE_CLIENT) {
+		/* out of order, behind a hole: a client's response has not arrived until the
+		 * hole is filled (its first byte is what the application waits for); the
+		 * bytes are counted by sk_data_ready once TCP queues them */
+		fresh = 0;
+	} else if (!f->rx_probed || (__s32)(cb->end_seq - f->rx_probed) > 0) {
+		f->rx_probed = cb->end_seq;
+	}
 	if (fresh && (cb->tcp_flags & TCPHDR_FIN))
 		fresh--;
 	if (fresh >= (1u << 30))
