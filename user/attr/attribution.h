@@ -259,6 +259,7 @@ struct attr_report {
 	int role;            /* ROLE_SERVER or ROLE_CLIENT: the side analysed */
 	char role_rule[160]; /* why that side */
 	__u64 requests;      /* ... of that side */
+	__u64 overlap_reqs;  /* ... of which overlapped others on their connection */
 	__u64 server_reqs, client_reqs;
 	bool has_other;            /* the other side had requests too: */
 	struct attr_verdict other; /* its p99 verdict */
