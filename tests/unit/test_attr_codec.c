@@ -223,14 +223,39 @@ static void test_decode_version1(void **state)
 	assert_int_equal(attr_agg__decode(&b, v1, len1), 0);
 	assert_true(attr_agg__equal(a, b));
 	attr_agg__free(b);
-	assert_int_equal(attr_agg__encode(a, &v2, &len2), 0);
+	assert_int_equal(attr_agg__encode_version(a, 2, &v2, &len2), 0);
 	assert_int_equal(((unsigned char *)v2)[4], 2);
 	assert_true(len2 < len1 / 2);
+	assert_int_equal(attr_agg__decode(&b, v2, len2), 0);
+	assert_true(attr_agg__equal(a, b));
+	attr_agg__free(b);
+	free(v2);
+	/* version 3 keeps each side's overlap count, which version 2 loses */
+	{
+		struct gen g = { 5 };
+		struct req_event ev;
+
+		for (int i = 0; i < 7; i++) {
+			client_event(&g, &ev, i, 1000 * MS, 0);
+			ev.flags |= REQ_F_OVERLAP;
+			attr_agg__add(a, &ev);
+		}
+	}
+	assert_int_equal(attr_agg__encode(a, &v2, &len2), 0);
+	assert_int_equal(((unsigned char *)v2)[4], 3);
+	assert_int_equal(attr_agg__decode(&b, v2, len2), 0);
+	assert_true(attr_agg__equal(a, b));
+	attr_agg__free(b);
+	free(v2);
+	assert_int_equal(attr_agg__encode_version(a, 2, &v2, &len2), 0);
+	assert_int_equal(attr_agg__decode(&b, v2, len2), 0);
+	assert_false(attr_agg__equal(a, b));
+	attr_agg__free(b);
 	/* a version-1 blob relabelled 2 (checksum fixed up) is refused, not misread */
 	((unsigned char *)v1)[4] = 2;
 	reseal(v1, len1);
 	assert_int_equal(attr_agg__decode(&b, v1, len1), -EINVAL);
-	assert_int_equal(attr_agg__encode_version(a, 3, &v2, &len2), -EINVAL);
+	assert_int_equal(attr_agg__encode_version(a, 4, &v2, &len2), -EINVAL);
 	free(v1);
 	free(v2);
 	attr_agg__free(a);

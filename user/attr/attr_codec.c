@@ -13,6 +13,7 @@
  *   per side (server, client):
  *     3 x hist: count sum max, n, n x (slot, value)
  *     nbuckets, nbuckets x (slot, nfields x value)
+ *     overlap_reqs (version 3 only)
  *   nplaces, nplaces x place
  *   places_unstored, places_unstored_ns
  *   u64 FNV-1a of everything before it (little-endian)
@@ -23,6 +24,8 @@
  *   present ones are not all zero), ns count.
  * Most numbers are small or zero, so a snapshot's blob is less than half of version 1's,
  * which the record path encodes and compresses every interval.
+ * Version 3 (written) is version 2 with each side's count of requests that overlapped
+ * others on their connection after its buckets; version 2 (still read) reads it as zero.
  * Version 1 (still read) has the same order with fixed-width numbers: u32 counts and
  * slots, u64 values, a place's key as u8 x4, u32 x6, u16 x2, raddr, comm, then u64 ns
  * and count.
@@ -30,7 +33,8 @@
  * parts were added at the end (ATTR_PARTS_V2 .. ATTR_PARTS parts; the missing parts read
  * as zero): a record written by a different model is not silently reinterpreted. */
 #define ATTR_MAGIC         "TTAT"
-#define ATTR_VERSION       2
+#define ATTR_VERSION       3
+#define ATTR_VERSION_VARINT 2
 #define ATTR_VERSION_FIXED 1
 #define ATTR_HDR_LEN       20
 #define ATTR_PRESENT_RADDR 1u
@@ -40,7 +44,7 @@ struct wbuf {
 	unsigned char *p;
 	size_t len, cap;
 	int err;
-	bool varint; /* version 2 numbers */
+	bool varint; /* version 2 and 3 numbers */
 };
 
 static bool w_room(struct wbuf *w, size_t n)
@@ -166,10 +170,11 @@ static __u64 fnv1a(const unsigned char *p, size_t n)
 
 int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, size_t *len)
 {
-	struct wbuf w = { .varint = version == ATTR_VERSION };
+	struct wbuf w = { .varint = version != ATTR_VERSION_FIXED };
 	__u32 n = 0;
 
-	if (version != ATTR_VERSION && version != ATTR_VERSION_FIXED)
+	if (version != ATTR_VERSION && version != ATTR_VERSION_VARINT &&
+	    version != ATTR_VERSION_FIXED)
 		return -EINVAL;
 	w_bytes(&w, ATTR_MAGIC, 4);
 	w_le(&w, (__u64)version, 2);
@@ -194,6 +199,8 @@ int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, 
 			for (int f = 0; f < ATTR_FIELDS; f++)
 				w_num(&w, sd->b[i].v[f], 8);
 		}
+		if (version == ATTR_VERSION)
+			w_num(&w, sd->overlap_reqs, 8);
 	}
 	w_num(&w, a->nplaces, 4);
 	for (size_t i = 0; i < a->nplaces; i++) {
@@ -228,7 +235,8 @@ struct rbuf {
 	const unsigned char *p;
 	size_t len, off;
 	int err;
-	bool varint;   /* version 2 numbers */
+	bool varint;   /* version 2 and 3 numbers */
+	bool overlap;  /* version 3: sides carry their overlap count */
 	__u32 nfields; /* fields of a bucket in this blob: older blobs have fewer parts */
 };
 
@@ -340,6 +348,11 @@ static void r_side(struct rbuf *r, struct attr_side *sd)
 	}
 	if (!r->err && reqs != sd->lat.count)
 		r->err = -EINVAL;
+	if (r->overlap) {
+		sd->overlap_reqs = r_num(r, 8);
+		if (!r->err && sd->overlap_reqs > reqs)
+			r->err = -EINVAL;
+	}
 }
 
 /* Checks the header, the total length and the checksum; leaves r over the body (between
@@ -356,11 +369,12 @@ static int r_frame(struct rbuf *r)
 	nparts = r_le(r, 2);
 	/* parts are only ever added at the end, after every other field: a blob written
 	 * before one was added reads with that part zero */
-	if ((version != ATTR_VERSION && version != ATTR_VERSION_FIXED) || nparts < ATTR_PARTS_V2 ||
+	if (version < ATTR_VERSION_FIXED || version > ATTR_VERSION || nparts < ATTR_PARTS_V2 ||
 	    nparts > ATTR_PARTS || nfields != F_PARTS + nparts)
 		return -EINVAL;
 	r->nfields = (__u32)nfields;
-	r->varint = version == ATTR_VERSION;
+	r->varint = version != ATTR_VERSION_FIXED;
+	r->overlap = version == ATTR_VERSION;
 	r_le(r, 2);
 	if (r_le(r, 8) != r->len)
 		return -EINVAL;
