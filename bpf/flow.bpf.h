@@ -111,7 +111,9 @@ struct flow {
 	__u8 mark_valid;
 	__u8 sends_untimed;    /* this call's, for CNT_SENDS_UNTIMED (a store, not a branch) */
 	__u8 untimed_slots[4]; /* ring slots of this call's first untimed sends */
-	__u8 reserved[6];
+	__u8 overlapped;       /* requests were seen to overlap on this connection */
+	__u8 reserved[1];
+	__u32 req_seq; /* a client's write_seq at its request's first byte */
 };
 
 struct {

@@ -2,12 +2,22 @@
 /* Request segmentation on TCP sockets without reading payload: on a server socket inbound
  * data followed by outbound data is one exchange (the reverse on a client socket). The
  * request's stage times are unions of intervals, so concurrent packets in one stage never
- * count the same nanosecond twice. One ring buffer event per finished request. */
+ * count the same nanosecond twice. One ring buffer event per finished request.
+ * Several requests in flight on one connection (pipelining) cannot be told apart this way;
+ * the ACK number of the peer's data says when they overlap (req_overlaps_*), and every
+ * request of that connection from then on carries REQ_F_OVERLAP. */
 #ifndef TT_REQUESTS_BPF_H
 #define TT_REQUESTS_BPF_H
 
 #include "flow.bpf.h"
 #include "sched.bpf.h"
+
+/* The ACK number an inbound data segment carries, and this side's write_seq then. */
+struct seg_ack {
+	__u32 ack;
+	__u32 write_seq;
+	bool valid; /* the segment has the ACK flag */
+};
 
 /* Add [start, end] to a stage of the request in progress, minus what is already covered. */
 static __always_inline void req_stage(struct flow *f, __u32 stage, __u64 start, __u64 end)
@@ -118,6 +128,8 @@ static __always_inline void req_emit(struct flow *f)
 								       : f->req.first_resp_ns;
 	req_sched_deltas(f);
 	req_fill_flow(f);
+	if (f->overlapped)
+		f->req.flags |= REQ_F_OVERLAP;
 	flow_sample(f, STAGE_REQ_LATENCY, f->req.end_ns - f->req.start_ns);
 	flow_sample(f, STAGE_REQ_TTFT, f->req.first_resp_ns - f->req.start_ns);
 	req_output(f);
@@ -161,12 +173,35 @@ static __always_inline void req_mark_end(struct flow *f, __u64 now)
 	f->mark_valid = 3;
 }
 
-/* Inbound data reached the socket at `now`; `arrival` is its driver receive time. */
-static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 now, __u32 bytes)
+/* The peer's data segment acknowledges `ack` of this side's bytes: what it had received when
+ * it sent the segment. A response is sent after its request arrived, so data that does not
+ * acknowledge the client's request's first byte answers an earlier request: the client
+ * sent this one before the previous response had all arrived. */
+static __always_inline bool req_overlaps_client(struct flow *f, const struct seg_ack *a)
+{
+	return a && a->valid && (__s32)(a->ack - f->req_seq) <= 0;
+}
+
+/* A server's next request was sent before the client had all the response bytes this
+ * side has written: the client did not wait for the response, requests overlap. */
+static __always_inline bool req_overlaps_server(struct flow *f, const struct seg_ack *a)
+{
+	return a && a->valid && f->phase == REQ_OUT && (__s32)(a->write_seq - a->ack) > 0;
+}
+
+/* Inbound data reached the socket at `now`; `arrival` is its driver receive time; `a`: the
+ * segment's ACK number, when the caller has the segment (NULL otherwise). */
+static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 now, __u32 bytes,
+					   const struct seg_ack *a)
 {
 	if (!targ_requests)
 		return;
 	if (f->role == ROLE_CLIENT) {
+		if (f->phase == REQ_IN && req_overlaps_client(f, a)) {
+			/* the end of an earlier response, not this request's first byte */
+			f->overlapped = 1;
+			return;
+		}
 		if (f->phase == REQ_IN) {
 			f->phase = REQ_OUT;
 			f->req.first_resp_ns = arrival;
@@ -175,19 +210,29 @@ static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 
 			f->req.bytes_in += bytes;
 		return;
 	}
-	if (f->phase != REQ_IN)
+	if (f->phase != REQ_IN) {
+		if (req_overlaps_server(f, a))
+			f->overlapped = 1;
 		req_begin(f, arrival, now);
+	}
 	f->req.bytes_in += bytes;
 }
 
-/* The application starts a send. */
-static __always_inline void req_on_send(struct flow *f, __u64 now, __u32 tid)
+/* The application starts a send; `write_seq`: the sequence number of its first byte;
+ * `unread`: data bytes received and not read yet. A client that sends its next request
+ * before reading the whole response to this one has requests overlapping: the data it
+ * has not read arrived before the new request left, so it answers an earlier one. */
+static __always_inline void req_on_send(struct flow *f, __u64 now, __u32 tid, __u32 write_seq,
+					__u32 unread)
 {
 	if (!targ_requests)
 		return;
 	if (f->role == ROLE_CLIENT) {
 		if (f->phase != REQ_IN) {
+			if (f->phase == REQ_OUT && unread)
+				f->overlapped = 1;
 			req_begin(f, now, now);
+			f->req_seq = write_seq;
 		}
 		return;
 	}

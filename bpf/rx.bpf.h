@@ -79,6 +79,7 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 {
 	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)skb->cb;
 	struct pkt_stamp st = {};
+	struct seg_ack sa;
 	struct tcp_sock *tp;
 	struct flow *f;
 	__u64 now, srtt, minrtt;
@@ -127,6 +128,9 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 		fresh--;
 	if (fresh >= (1u << 30))
 		fresh = 0;
+	sa.ack = cb->ack_seq;
+	sa.write_seq = tp->write_seq;
+	sa.valid = !!(cb->tcp_flags & TCPHDR_ACK);
 	if (srtt) {
 		f->srtt_ns = srtt;
 		if (minrtt && minrtt != ~0U * 1000ULL)
@@ -138,7 +142,7 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 		 * unmatched): no rx.stack sample, but the request still starts or gets its
 		 * first response byte, from when TCP takes it */
 		if (fresh)
-			req_on_inbound(f, now, now, fresh);
+			req_on_inbound(f, now, now, fresh, &sa);
 		return 0;
 	}
 	if (st.ce) {
@@ -153,7 +157,7 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 		return 0;
 	/* a request starts when its first segment entered the stack: the backlog or GRO wait
 	 * before the driver stamp is part of it (rx.backlog) */
-	req_on_inbound(f, st.ts - st.backlog_ns, now, fresh);
+	req_on_inbound(f, st.ts - st.backlog_ns, now, fresh, &sa);
 	req_stage(f, STAGE_RX_BACKLOG, st.ts - st.backlog_ns, st.ts);
 	req_stage(f, STAGE_RX_STACK, st.ts, now);
 	return 0;
@@ -187,7 +191,7 @@ int BPF_PROG(tt_sk_data_ready, struct sock *sk)
 		f->rx_probed = nxt;
 		if (bytes) {
 			t = bpf_ktime_get_ns();
-			req_on_inbound(f, t, t, bytes);
+			req_on_inbound(f, t, t, bytes, NULL);
 		}
 	}
 	if (f->rxq_tail != f->rxq_head) {

@@ -135,6 +135,9 @@ enum tt_role {
 #define TT_REQ_STAGES STAGE_RDMA_WR /* stages that can accumulate inside a request */
 /* req_event.flags */
 #define REQ_F_LOSS_RECOVERY 1 /* a send of the request met TCP in loss recovery */
+/* requests overlapped on this connection (pipelining), at this request or before it: its
+ * bounds come from the byte stream's direction, which several requests in flight blur */
+#define REQ_F_OVERLAP 2
 
 struct req_event {
 	__u64 sk_cookie;

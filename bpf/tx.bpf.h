@@ -39,6 +39,20 @@ static __always_inline bool loss_holds(struct flow *f, struct sock *sk, __u64 t)
 	       in_loss_recovery(sk);
 }
 
+/* A client's data received and not read yet (a FIN is no data); only asked when a new
+ * request may start: after a response. */
+static __always_inline __u32 client_unread(struct flow *f, struct sock *sk, struct tcp_sock *tp)
+{
+	__u32 n;
+
+	if (!targ_requests || f->role != ROLE_CLIENT || f->phase != REQ_OUT)
+		return 0;
+	n = tp->rcv_nxt - tp->copied_seq;
+	if (n && (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & 1))
+		n--;
+	return n;
+}
+
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb,
 	     int size_goal)
@@ -62,7 +76,7 @@ int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff
 	retrans_sync_total(f, tp->total_retrans);
 	send_begin(f, tp->write_seq, (__u32)msg->msg_iter.count, now);
 	flow_track_thread(f, tid);
-	req_on_send(f, now, tid);
+	req_on_send(f, now, tid, tp->write_seq, client_unread(f, sk, tp));
 	if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, now))
 		f->req.flags |= REQ_F_LOSS_RECOVERY;
 	return 0;

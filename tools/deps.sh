@@ -8,6 +8,8 @@ pkgs=(
 	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config
 	iproute2 nftables iperf3 ethtool procps psmisc python3 python3-yaml libibverbs-dev
 	libucx0 ucx-utils
+	# the explain judge's third-party server and client (an HTTP server, h2load)
+	nginx-light nghttp2-client
 	# the install checks: man pages (groff, lexgrog), the service unit (systemd-analyze)
 	groff-base man-db systemd
 )

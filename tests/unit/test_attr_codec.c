@@ -220,6 +220,17 @@ static void test_decode_older_versions(void **state)
 	size_t len[4], alen;
 
 	(void)state;
+	/* requests that overlapped others on their connection: counted from version 3 on */
+	{
+		struct gen g = { 5 };
+		struct req_event ev;
+
+		for (int i = 0; i < 7; i++) {
+			client_event(&g, &ev, i, 1000 * MS, 0);
+			ev.flags |= REQ_F_OVERLAP;
+			attr_agg__add(a, &ev);
+		}
+	}
 	for (int ver = 1; ver <= 3; ver++) {
 		assert_int_equal(attr_agg__encode_version(a, ver, &v[ver], &len[ver]), 0);
 		assert_int_equal(((unsigned char *)v[ver])[4], ver);
@@ -230,8 +241,9 @@ static void test_decode_older_versions(void **state)
 		assert_memory_equal(again, v[ver], alen);
 		free(again);
 		attr_analyze(b, NULL, 10, NULL, &rb);
-		/* the floor is known from version 3 on */
+		/* the floor and the overlap count are known from version 3 on */
 		assert_int_equal(rb.floor.known, ver == 3);
+		assert_int_equal(rb.overlap_reqs, ver == 3 ? 7 : 0);
 		if (ver == 3) {
 			assert_true(attr_agg__equal(a, b));
 			attr_analyze(a, NULL, 10, NULL, &ra);
@@ -239,7 +251,7 @@ static void test_decode_older_versions(void **state)
 			assert_true(rb.floor.rtt_ns == ra.floor.rtt_ns);
 			assert_int_equal(rb.floor.reqs, ra.floor.reqs);
 		} else {
-			assert_false(attr_agg__equal(a, b)); /* the paths are missing */
+			assert_false(attr_agg__equal(a, b)); /* paths and overlaps are missing */
 		}
 		attr_agg__free(b);
 	}

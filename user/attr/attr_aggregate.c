@@ -73,6 +73,7 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 	if (ev->chunks > 1)
 		hist_record(&sd->gap, ev->max_gap_ns);
 	bucket_add(b, ev, &s);
+	sd->overlap_reqs += !!(ev->flags & REQ_F_OVERLAP);
 	attr_places_record(a, ev, &s, slot >> ATTR_BAND_SHIFT);
 }
 
@@ -85,6 +86,7 @@ void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
 		hist_add(&ds->lat, &ss->lat);
 		hist_add(&ds->ttft, &ss->ttft);
 		hist_add(&ds->gap, &ss->gap);
+		ds->overlap_reqs += ss->overlap_reqs;
 		for (__u32 i = 0; i < HIST_SLOTS; i++)
 			for (int f = 0; f < ATTR_FIELDS; f++)
 				ds->b[i].v[f] += ss->b[i].v[f];

@@ -514,6 +514,7 @@ static void side_analyze(const struct attr_agg *a, int d, const struct snapshot 
 	memset(r, 0, sizeof(*r));
 	r->role = d == SIDE_CLIENT ? ROLE_CLIENT : ROLE_SERVER;
 	r->requests = sd->lat.count;
+	r->overlap_reqs = sd->overlap_reqs;
 	hist_summarize(&sd->lat, &r->latency);
 	hist_summarize(&sd->ttft, &r->ttft);
 	hist_summarize(&sd->gap, &r->gap);

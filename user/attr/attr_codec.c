@@ -13,15 +13,19 @@
  *   per side (server, client):
  *     3 x hist: count sum max, n, n x (slot, value)
  *     nbuckets, nbuckets x (slot, nfields x value)
+ *     overlap_reqs (version 3 only)
  *   nplaces, nplaces x place
  *   places_unstored, places_unstored_ns
  *   (version 3) npaths, npaths x path, paths_unstored
  *   u64 FNV-1a of everything before it (little-endian)
- * Version 3 (written) adds the path floors (docs/attribution.md §1), so that `report` over
- * recorded windows knows the base RTT of each path: a path is
+ * Version 3 (written) is version 2 with each side's count of requests that overlapped
+ * others on their connection after its buckets (no more than the side's requests), and
+ * the path floors (docs/attribution.md §1) at the end, so that `report` over recorded
+ * windows knows the base RTT of each path: a path is
  *   side family netns ifindex, u8 present (bit 0: 16 raddr bytes follow),
  *   min_rtt_ns reqs own_min_sum_ns lport rport
- * as varints; a path is unique by its key and carries at least one request.
+ * as varints; a path is unique by its key and carries at least one request. Versions 1
+ * and 2 (still read) read both as absent.
  * Version 2 (written) stores every number between header and checksum as an unsigned
  * LEB128 varint (canonical: no padding bytes, within the field's width), and a place as
  *   part band family role netns ifindex qdisc tgid tid cpu lport rport, u8 present
@@ -47,8 +51,7 @@ struct wbuf {
 	unsigned char *p;
 	size_t len, cap;
 	int err;
-	bool varint; /* version 2 numbers */
-	int version;
+	bool varint; /* version 2 and 3 numbers */
 };
 
 static bool w_room(struct wbuf *w, size_t n)
@@ -225,6 +228,8 @@ int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, 
 			for (int f = 0; f < ATTR_FIELDS; f++)
 				w_num(&w, sd->b[i].v[f], 8);
 		}
+		if (version >= 3)
+			w_num(&w, sd->overlap_reqs, 8);
 	}
 	w_num(&w, a->nplaces, 4);
 	for (size_t i = 0; i < a->nplaces; i++) {
@@ -261,7 +266,7 @@ struct rbuf {
 	const unsigned char *p;
 	size_t len, off;
 	int err;
-	bool varint; /* version 2 numbers */
+	bool varint; /* version 2 and 3 numbers */
 	int version;
 	__u32 nfields; /* fields of a bucket in this blob: older blobs have fewer parts */
 };
@@ -374,6 +379,11 @@ static void r_side(struct rbuf *r, struct attr_side *sd)
 	}
 	if (!r->err && reqs != sd->lat.count)
 		r->err = -EINVAL;
+	if (r->version >= 3) {
+		sd->overlap_reqs = r_num(r, 8);
+		if (!r->err && sd->overlap_reqs > reqs)
+			r->err = -EINVAL;
+	}
 }
 
 /* Checks the header, the total length and the checksum; leaves r over the body (between

@@ -79,6 +79,7 @@ enum { SIDE_SERVER, SIDE_CLIENT, SIDES };
 struct attr_side {
 	struct hist lat, ttft, gap;
 	struct attr_bucket b[HIST_SLOTS];
+	__u64 overlap_reqs; /* requests with REQ_F_OVERLAP: several were in flight at once */
 };
 
 /* The path's base round trip (docs/attribution.md §1, "Base vs inflation RTT"): the

@@ -186,6 +186,12 @@ void attr_report__print_text(const struct attr_report *r, FILE *f)
 		return;
 	}
 
+	if (r->overlap_reqs)
+		fprintf(f,
+			"warning: %llu of %llu requests overlapped others on their connection "
+			"(pipelining): their count and latencies are those of exchanges (a run of "
+			"requests, then of responses), not of single requests\n\n",
+			(unsigned long long)r->overlap_reqs, (unsigned long long)r->requests);
 	pr_chronic(f, r);
 	fputc('\n', f);
 	pr_group(f, "p99 tail", &r->tail);
@@ -398,6 +404,12 @@ void attr_report__print_json(const struct attr_report *r, struct json_writer *w)
 	js_quantiles(w, "latency_us", &r->latency);
 	js_quantiles(w, "ttft_us", &r->ttft);
 	js_quantiles(w, "gap_us", &r->gap);
+	/* requests in flight together on one connection: the figures above are exchanges */
+	jw_object_begin(w, "overlap");
+	jw_uint(w, "requests", r->overlap_reqs);
+	jw_double(w, "share", r->requests ? (double)r->overlap_reqs / (double)r->requests : 0);
+	jw_bool(w, "figures_are_exchanges", r->overlap_reqs > 0);
+	jw_object_end(w);
 	js_tail(w, "tail", &r->tail, false);
 	if (r->has_p999)
 		js_tail(w, "p999", &r->p999, true);

@@ -119,7 +119,7 @@ void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src);
  * lengths and returns -EINVAL (never crashes) on corrupt input. */
 int attr_agg__encode(const struct attr_agg *a, void **buf, size_t *len);
 int attr_agg__decode(struct attr_agg **out, const void *buf, size_t len);
-/* attr_agg__encode() in a given format version (1 or 2): tests write old blobs with it. */
+/* attr_agg__encode() in a given format version (1, 2 or 3): tests write old blobs with it. */
 int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, size_t *len);
 /* Same content (place tables compared as sets). */
 bool attr_agg__equal(const struct attr_agg *a, const struct attr_agg *b);
@@ -259,6 +259,7 @@ struct attr_report {
 	int role;            /* ROLE_SERVER or ROLE_CLIENT: the side analysed */
 	char role_rule[160]; /* why that side */
 	__u64 requests;      /* ... of that side */
+	__u64 overlap_reqs;  /* ... of which overlapped others on their connection */
 	__u64 server_reqs, client_reqs;
 	bool has_other;            /* the other side had requests too: */
 	struct attr_verdict other; /* its p99 verdict */
