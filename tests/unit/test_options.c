@@ -148,7 +148,8 @@ static void test_host_options(void **state)
 	assert_int_equal(parse(OPT_BY_HOST, "report", "--by", "host", NULL), 0);
 	assert_true(o.by_host);
 	assert_int_equal(o.seen, OPT_BY_HOST);
-	assert_rejected(parse(OPT_BY, "record", "--by", "host", NULL), "applies to 'report'");
+	assert_rejected(parse(OPT_BY, "record", "--by", "host", NULL),
+			"does not apply to 'record'");
 	assert_rejected(parse(OPT_BY_HOST, "report", "--by", "port", NULL),
 			"does not apply to 'report'");
 }

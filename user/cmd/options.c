@@ -465,7 +465,9 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 			snprintf(name, sizeof(name), "-%c", c);
 		if (bit == OPT_BY_HOST && !(allowed & bit))
 			return fail(err, errlen,
-				    "--by host applies to 'report' (it compares recorded hosts)");
+				    "--by host does not apply to '%s' (report compares recorded "
+				    "hosts with it)",
+				    argv[0]);
 		if (bit && !(allowed & bit))
 			return fail(err, errlen, "option '%s' does not apply to '%s'", name,
 				    argv[0]);
