@@ -12,6 +12,8 @@ pkgs=(
 	nginx-light nghttp2-client
 	# the install checks: man pages (groff, lexgrog), the service unit (systemd-analyze)
 	groff-base man-db systemd
+	# the Prometheus checks: promtool, and a real server scraping two recorders
+	prometheus curl
 )
 missing=()
 for p in "${pkgs[@]}"; do

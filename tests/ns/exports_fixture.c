@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Writes a synthetic recording through the real recorder (no BPF, no root) and prints the
- * ground truth the consumer test checks the exports against: built by
+ * ground truth the consumer test checks the exports against (HOST: the host name its
+ * segments carry, default the node name): built by
  * tests/ns/test_exports_consumers.sh against build/libtt.a. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,11 +31,11 @@ int main(int argc, char **argv)
 	struct recorder *r;
 	__u64 tail_ns = 0, reqs = 0, lat_count = 0, qdisc_ns = 0;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: %s DIR [HOST]\n", argv[0]);
 		return 2;
 	}
-	r = recorder__open(argv[1], 64ULL << 20, err, sizeof(err));
+	r = recorder__open(argv[1], 64ULL << 20, argc == 3 ? argv[2] : NULL, err, sizeof(err));
 	if (!r) {
 		fprintf(stderr, "%s\n", err);
 		return 1;

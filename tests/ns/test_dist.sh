@@ -54,9 +54,12 @@ complete_words() { # WORDS...: what the completion offers for the last word
 }
 mismatch=""
 for c in $cmds; do
+	# a value no option takes, and host: report's --by takes host only
 	accepted=$(for o in $all_long; do
-		"$TAILTRACE" "$c" "$o" x --help 2>&1 >/dev/null |
-			grep -qE "unknown option|does not apply" || echo "$o"
+		for v in x host; do
+			"$TAILTRACE" "$c" "$o" "$v" --help 2>&1 >/dev/null |
+				grep -qE "unknown option|does not apply" || { echo "$o"; break; }
+		done
 	done | sort -u)
 	offered=$(complete_words tailtrace "$c" -- | grep -- '^--')
 	[ "$accepted" = "$offered" ] ||

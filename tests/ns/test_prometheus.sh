@@ -167,7 +167,7 @@ for v in d["templating"]["list"]:
 
 def substitute(e):
     return e.replace("$__rate_interval", "5m").replace("$__interval", "1m").replace(
-        "$instance", "host1").replace("$stage", "req.latency")
+        "$host", "host1").replace("$stage", "req.latency")
 
 bad = sorted({x for _, e in exprs for x in names(e)} - emitted - recorded - builtin)
 check("every series the dashboard reads is emitted or recorded", not bad, "unknown: %s" % bad)

@@ -305,5 +305,6 @@ static struct jv *jv_get(const struct jv *o, const char *key)
 		if (!strcmp(o->keys[i], key))
 			return o->items[i];
 	return NULL;
+}
 
 #endif

@@ -15,7 +15,6 @@
 #include "lib/util.h"
 
 #include "json_reader.h"
-}
 
 /* The reader is the judge, so it must refuse what is not JSON. */
 static void test_reader_is_strict(void **state)

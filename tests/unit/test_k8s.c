@@ -193,6 +193,26 @@ static void test_group_label(void **state)
 	k8s_labels_root(NULL);
 }
 
+/* A root inside the kubelet's tree (--cgroup .../kubepods, the cgroupfs driver): the path
+ * below it lacks "kubepods", the root's own path has it. */
+static void test_group_label_below_kubepods(void **state)
+{
+	char root[] = "/tmp/tt-k8s-XXXXXX", full[4096], tree[4096];
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(full, sizeof(full), "%s/kubepods/besteffort/pod" UID "/" CID, root);
+	assert_int_equal(mkdir_p(full), 0);
+	assert_int_equal(stat(full, &st), 0);
+	snprintf(tree, sizeof(tree), "%s/kubepods", root);
+	k8s_labels_root(tree);
+	assert_string_equal(k8s_cgroup_label(st.st_ino), "pod " UID " container 0123456789ab");
+	snprintf(full, sizeof(full), "rm -rf '%s'", root);
+	assert_int_equal(system(full), 0);
+	k8s_labels_root(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_label),
 		cmocka_unit_test(test_path_by_id),
 		cmocka_unit_test(test_group_label),
+		cmocka_unit_test(test_group_label_below_kubepods),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

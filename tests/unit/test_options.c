@@ -86,6 +86,7 @@ static const struct {
 	{ "--output", "out.ttr", OPT_OUTPUT },
 	{ "--max-size", "64M", OPT_MAX_SIZE },
 	{ "--listen", "127.0.0.1:9100", OPT_LISTEN },
+	{ "--host", "node-7.rack3", OPT_HOST },
 	{ "--from", "10:00", OPT_FROM_TO },
 	{ "--to", "11:00", OPT_FROM_TO },
 	{ "--format", "folded", OPT_FORMAT },
@@ -124,6 +125,33 @@ static void test_every_option_rejected_elsewhere(void **state)
 		if (!strstr(err, want))
 			fail_msg("error \"%s\" does not name the option %s", err, every[i].opt);
 	}
+}
+
+/* --host names a host in segment headers and labels: 1-255 bytes, nothing blank. --by host
+ * (report's comparison) is not --by KEY, which groups traffic. */
+static void test_host_options(void **state)
+{
+	char longname[300];
+
+	(void)state;
+	assert_int_equal(parse(OPT_HOST, "record", "--host", "node-7", NULL), 0);
+	assert_string_equal(o.host, "node-7");
+	assert_rejected(parse(OPT_HOST, "record", "--host", "", NULL), "invalid --host");
+	assert_rejected(parse(OPT_HOST, "record", "--host", "a b", NULL), "no spaces");
+	assert_rejected(parse(OPT_HOST, "record", "--host", "a\tb", NULL), "no spaces");
+	memset(longname, 'x', 256);
+	longname[256] = '\0';
+	assert_rejected(parse(OPT_HOST, "record", "--host", longname, NULL), "1 to 255");
+	longname[255] = '\0';
+	assert_int_equal(parse(OPT_HOST, "record", "--host", longname, NULL), 0);
+
+	assert_int_equal(parse(OPT_BY_HOST, "report", "--by", "host", NULL), 0);
+	assert_true(o.by_host);
+	assert_int_equal(o.seen, OPT_BY_HOST);
+	assert_rejected(parse(OPT_BY, "record", "--by", "host", NULL),
+			"does not apply to 'record'");
+	assert_rejected(parse(OPT_BY_HOST, "report", "--by", "port", NULL),
+			"does not apply to 'report'");
 }
 
 static void test_values_stored(void **state)
@@ -579,6 +607,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_option_accepted_where_allowed),
 		cmocka_unit_test(test_every_option_rejected_elsewhere),
+		cmocka_unit_test(test_host_options),
 		cmocka_unit_test(test_values_stored),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_port),

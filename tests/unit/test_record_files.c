@@ -94,7 +94,7 @@ static int read_back(const char *dir, unsigned *idx, int max)
 static void make_recording(const char *dir)
 {
 	char err[256];
-	struct recorder *r = recorder__open(dir, 0, err, sizeof(err));
+	struct recorder *r = recorder__open(dir, 0, NULL, err, sizeof(err));
 
 	assert_non_null(r);
 	append(r, 0, 0);
@@ -173,29 +173,29 @@ static void test_record_dir_checks(void **state)
 	assert_int_equal(mkdir(dir, 0700), 0);
 	snprintf(link, sizeof(link), "%s/link", tmp);
 	assert_int_equal(symlink(dir, link), 0);
-	assert_null(recorder__open(link, 0, err, sizeof(err)));
+	assert_null(recorder__open(link, 0, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "symbolic link"));
 	/* one that group or others can write is refused */
 	chmod(dir, 0770);
-	assert_null(recorder__open(dir, 0, err, sizeof(err)));
+	assert_null(recorder__open(dir, 0, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "group or others can write it"));
 	chmod(dir, 0707);
-	assert_null(recorder__open(dir, 0, err, sizeof(err)));
+	assert_null(recorder__open(dir, 0, NULL, err, sizeof(err)));
 	chmod(dir, 0700);
 	/* one owned by another user is refused (root can make one here) */
 	if (geteuid() == 0) {
 		assert_int_equal(chown(dir, 65534, 65534), 0);
-		assert_null(recorder__open(dir, 0, err, sizeof(err)));
+		assert_null(recorder__open(dir, 0, NULL, err, sizeof(err)));
 		assert_non_null(strstr(err, "owned by another user"));
 		assert_int_equal(chown(dir, 0, 0), 0);
 	} else {
 		print_message("not root: the other-owner case needs chown\n");
 	}
 	/* a private directory of ours is fine, and one made by record is 0700 */
-	recorder__close(recorder__open(dir, 0, err, sizeof(err)));
+	recorder__close(recorder__open(dir, 0, NULL, err, sizeof(err)));
 	snprintf(dir, sizeof(dir), "%s/made", tmp);
 	umask(0);
-	recorder__close(recorder__open(dir, 0, err, sizeof(err)));
+	recorder__close(recorder__open(dir, 0, NULL, err, sizeof(err)));
 	umask(022);
 	{
 		struct stat st;
@@ -231,13 +231,13 @@ static void test_planted_names(void **state)
 	snprintf(dir, sizeof(dir), "%s/planted", tmp);
 	make_recording(dir);
 	plant(dir, "seg-ffffffffffffffff-20240501T120000Z.ttrec");
-	r = recorder__open(dir, 0, err, sizeof(err));
+	r = recorder__open(dir, 0, NULL, err, sizeof(err));
 	assert_non_null(r);
 	assert_non_null(strstr(recorder__current_path(r), "seg-0000000000000001-"));
 	recorder__close(r);
 	/* one at the end of the range leaves no room: refused, not wrapped to 0 */
 	plant(dir, "seg-3fffffffffffffff-20240501T120000Z.ttrec");
-	assert_null(recorder__open(dir, 0, err, sizeof(err)));
+	assert_null(recorder__open(dir, 0, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "leaves no sequence number"));
 	assert_int_equal(rec_list_segments(dir, &names, &n), 0);
 	assert_int_equal(n, 3); /* record's 0 and 1, and the planted one in range */
@@ -288,7 +288,7 @@ static void test_fifo_and_symlink_segments(void **state)
 		assert_non_null(strstr(d.msg, "not a regular file"));
 	}
 	/* record starts in it too, after the highest regular segment */
-	r = recorder__open(dir, 0, err, sizeof(err));
+	r = recorder__open(dir, 0, NULL, err, sizeof(err));
 	assert_non_null(r);
 	assert_non_null(strstr(recorder__current_path(r), "seg-0000000000000001-"));
 	recorder__close(r);
@@ -305,7 +305,7 @@ static void test_write_failure_resumes(void **state)
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/full", tmp);
-	r = recorder__open(dir, 0, err, sizeof(err));
+	r = recorder__open(dir, 0, NULL, err, sizeof(err));
 	assert_non_null(r);
 	append(r, 0, 0);
 	append(r, 1, 0);
@@ -337,7 +337,7 @@ static void test_directory_removed_underneath(void **state)
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/gone", tmp);
-	r = recorder__open(dir, 0, err, sizeof(err));
+	r = recorder__open(dir, 0, NULL, err, sizeof(err));
 	assert_non_null(r);
 	append(r, 0, 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -356,7 +356,7 @@ static void test_directory_removed_underneath(void **state)
 	snprintf(dir, sizeof(dir), "%s/parent/gone", tmp);
 	snprintf(cmd, sizeof(cmd), "mkdir -m 700 %s/parent", tmp);
 	assert_int_equal(system(cmd), 0);
-	r = recorder__open(dir, 0, err, sizeof(err));
+	r = recorder__open(dir, 0, NULL, err, sizeof(err));
 	assert_non_null(r);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/parent", tmp);
 	assert_int_equal(system(cmd), 0);

@@ -408,7 +408,7 @@ static void test_rotation_and_max_size(void **state)
 
 	(void)state;
 	snprintf(sub, sizeof(sub), "%s/rec", dir);
-	r = recorder__open(sub, max, err, sizeof(err));
+	r = recorder__open(sub, max, NULL, err, sizeof(err));
 	assert_non_null(r);
 	assert_int_equal(stat(sub, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
@@ -433,7 +433,7 @@ static void test_rotation_and_max_size(void **state)
 				 1714564800000000000ULL + (60 - c->n + i) * 10000000000ULL);
 	collected_free(c);
 	/* a restarted record continues the sequence instead of overwriting */
-	r = recorder__open(sub, max, err, sizeof(err));
+	r = recorder__open(sub, max, NULL, err, sizeof(err));
 	assert_non_null(r);
 	{
 		struct snapshot s;
@@ -457,7 +457,7 @@ static void test_open_errors(void **state)
 	char err[256] = "";
 
 	(void)state;
-	assert_null(recorder__open("/proc/self/no/such/dir", 0, err, sizeof(err)));
+	assert_null(recorder__open("/proc/self/no/such/dir", 0, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "/proc/self/no/such/dir"));
 }
 

@@ -20,7 +20,6 @@
 #include "lib/util.h"
 
 #include "json_reader.h"
-}
 
 static bool jv_is(const struct jv *v, enum jt t)
 {

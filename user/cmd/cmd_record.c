@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include "cmd/commands.h"
 #include "export/exports.h"
 #include "lib/log.h"
@@ -25,7 +26,7 @@
 #define RECORD_POLL_HTTP_MS 50
 #define RECORD_OPTS                                                                                \
 	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BUDGET | OPT_OUTPUT |          \
-	 OPT_MAX_SIZE | OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY)
+	 OPT_MAX_SIZE | OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY | OPT_HOST)
 
 /* Waits for the interval while consuming request events, and answering scrapes when http
  * is given (only when its serving thread did not start). Returns false when recording
@@ -79,13 +80,14 @@ static void unwritten_resumed(struct unwritten *u, const char *dir)
  * recording: storage trouble passes (counted in u), memory trouble does not. */
 /* tailtrace's own CPU and memory are in the snapshot already (collect/self_cost.c) */
 static int record_interval(struct session *ss, struct recorder *rec, struct http_metrics *http,
-			   struct unwritten *u)
+			   const char *host, struct unwritten *u)
 {
 	struct snapshot snap;
 	int r;
 
 	snapshot__init(&snap);
 	r = session_snapshot(ss, &snap);
+	snprintf(snap.host, sizeof(snap.host), "%s", host);
 	if (!r) {
 		r = recorder__append(rec, &snap);
 		if (r && r != -ENOMEM) {
@@ -101,8 +103,23 @@ static int record_interval(struct session *ss, struct recorder *rec, struct http
 	return r;
 }
 
+/* The name segments and metrics carry: --host, else the node name (uname -n), which is
+ * what a fleet's inventory and Prometheus' targets usually call the host. */
+static void record_host(const struct tt_opts *o, char *buf, size_t len)
+{
+	struct utsname u;
+
+	if (o->host)
+		snprintf(buf, len, "%s", o->host);
+	else if (!uname(&u) && u.nodename[0])
+		snprintf(buf, len, "%s", u.nodename);
+	else
+		snprintf(buf, len, "unknown");
+}
+
 int cmd_record(int argc, char **argv)
 {
+	char host[SNAP_HOST_LEN];
 	struct http_metrics *http = NULL, *served_by_loop = NULL;
 	struct recorder *rec = NULL;
 	struct unwritten unw = { 0 };
@@ -133,7 +150,8 @@ int cmd_record(int argc, char **argv)
 		http_metrics__close(http);
 		return r;
 	}
-	rec = recorder__open(ss.o.output, ss.o.max_size, err, sizeof(err));
+	record_host(&ss.o, host, sizeof(host));
+	rec = recorder__open(ss.o.output, ss.o.max_size, host, err, sizeof(err));
 	if (!rec) {
 		tt_error("%s", err);
 		http_metrics__close(http);
@@ -142,6 +160,11 @@ int cmd_record(int argc, char **argv)
 	}
 	/* the segment directory is open: nothing left needs a privilege */
 	session_settle(&ss);
+	if (http && (r = http_metrics__set_host(http, host))) {
+		tt_error("--listen: %s", strerror(-r));
+		status = 1;
+		goto out;
+	}
 	if (http) {
 		/* started after the programs are attached (and privileges dropped): the thread
 		 * never holds more than the loop does */
@@ -151,20 +174,22 @@ int cmd_record(int argc, char **argv)
 				"loop",
 				strerror(-r));
 		served_by_loop = r ? http : NULL;
-		fprintf(stderr, "Serving OpenMetrics on %s (GET /metrics)\n", ss.o.listen);
+		fprintf(stderr, "Serving OpenMetrics on %s (GET /metrics) as host=\"%s\"\n",
+			ss.o.listen, host);
 	}
 	interval = ss.o.interval_s > 0 ? ss.o.interval_s : RECORD_DEFAULT_INTERVAL;
 	fprintf(stderr, "Recording to %s every %.3g s... SIGINT/SIGTERM flush and stop.\n",
 		ss.o.output, interval);
 	while (more) {
 		more = wait_interval(&ss, served_by_loop, interval);
-		r = record_interval(&ss, rec, http, &unw);
+		r = record_interval(&ss, rec, http, host, &unw);
 		if (r) {
 			tt_error("recording failed: %s", strerror(-r));
 			status = 1;
 			break;
 		}
 	}
+out:
 	recorder__close(rec);
 	if (unw.total)
 		tt_warn("warning: %lu interval%s of this recording could not be written to %s",

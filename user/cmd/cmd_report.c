@@ -15,6 +15,7 @@
 #include "export/exports.h"
 #include "core/histogram.h"
 #include "lib/json.h"
+#include "cmd/host_report.h"
 #include "cmd/stage_report.h"
 #include "lib/log.h"
 #include "cmd/options.h"
@@ -33,7 +34,10 @@ struct window_ctx {
 	__u64 from_ns, to_ns;
 	struct snapshot merged;
 	unsigned long intervals, skipped;
-	char limit_msg[256]; /* set when the window passed a report limit */
+	char limit_msg[512]; /* set when the window passed a report limit */
+	/* every interval goes to the window of the host that recorded it */
+	struct host_set hosts;
+	const char *path; /* the argument being read */
 };
 
 static int merge_in_window(const struct snapshot *s, void *ctx)
@@ -45,7 +49,7 @@ static int merge_in_window(const struct snapshot *s, void *ctx)
 		return 0;
 	}
 	w->intervals++;
-	return rec_window_merge(&w->merged, s, NULL, w->limit_msg, sizeof(w->limit_msg));
+	return host_set__add(&w->hosts, s, w->path, NULL, w->limit_msg, sizeof(w->limit_msg));
 }
 
 static void summary_cols(FILE *f, const struct hist *h)
@@ -185,8 +189,11 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 
 	fmt_utc(t0, sizeof(t0), s->start_ns);
 	fmt_utc(t1, sizeof(t1), s->end_ns);
-	fprintf(f, "tailtrace report of %s\nwindow %s .. %s (%.1f s, %lu intervals)\n\n", source,
-		t0, t1, window_seconds(s), intervals);
+	fprintf(f, "tailtrace report of %s", source);
+	if (s->host[0])
+		fprintf(f, " (host %s)", s->host);
+	fprintf(f, "\nwindow %s .. %s (%.1f s, %lu intervals)\n\n", t0, t1, window_seconds(s),
+		intervals);
 	err = text_attribution(f, s);
 	if (err)
 		return err;
@@ -314,36 +321,47 @@ static void json_counters(struct json_writer *w, const struct snapshot *s)
 	stage_report_self_print_json(s, w);
 }
 
-int report_print_json(FILE *f, const struct snapshot *s, const char *source,
-		      unsigned long intervals)
+int report_json_keys(struct json_writer *w, const struct snapshot *s, const char *source,
+		     unsigned long intervals)
 {
-	struct json_writer w;
 	struct tail_profile tp;
 	int err;
 
 	err = tail_profile__build(&tp, s);
 	if (err)
 		return err;
+	jw_string(w, "source", source);
+	if (s->host[0])
+		jw_string(w, "host", s->host);
+	jw_object_begin(w, "window");
+	jw_uint(w, "start_ns", s->start_ns);
+	jw_uint(w, "end_ns", s->end_ns);
+	jw_double(w, "seconds", window_seconds(s));
+	jw_uint(w, "intervals", intervals);
+	jw_object_end(w);
+	err = json_attribution(w, s);
+	if (!err) {
+		json_stages(w, s);
+		json_tail_profile(w, &tp);
+		json_counters(w, s);
+	}
+	tail_profile__free(&tp);
+	return err;
+}
+
+int report_print_json(FILE *f, const struct snapshot *s, const char *source,
+		      unsigned long intervals)
+{
+	struct json_writer w;
+	int err;
+
 	jw_init(&w, f, true);
 	jw_object_begin(&w, NULL);
-	jw_string(&w, "source", source);
-	jw_object_begin(&w, "window");
-	jw_uint(&w, "start_ns", s->start_ns);
-	jw_uint(&w, "end_ns", s->end_ns);
-	jw_double(&w, "seconds", window_seconds(s));
-	jw_uint(&w, "intervals", intervals);
-	jw_object_end(&w);
-	err = json_attribution(&w, s);
-	if (err) {
-		tail_profile__free(&tp);
-		return err;
-	}
-	json_stages(&w, s);
-	json_tail_profile(&w, &tp);
-	json_counters(&w, s);
+	err = report_json_keys(&w, s, source, intervals);
 	jw_object_end(&w);
 	jw_finish(&w);
-	tail_profile__free(&tp);
+	if (err)
+		return err;
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -355,7 +373,8 @@ static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_fo
 	char err[256];
 	int r;
 
-	r = opts_parse(o, argc, argv, OPT_FROM_TO | OPT_FORMAT | OPT_OUTPUT | OPT_JSON, err,
+	r = opts_parse(o, argc, argv,
+		       OPT_FROM_TO | OPT_FORMAT | OPT_OUTPUT | OPT_JSON | OPT_BY_HOST, err,
 		       sizeof(err));
 	if (r == 1) {
 		cmd_print_help("report");
@@ -366,8 +385,9 @@ static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_fo
 		tt_error("%s", err);
 		return 2;
 	}
-	if (o->nargs != 1) {
-		tt_error("report needs one DIR or FILE (see 'tailtrace report --help')");
+	if (o->nargs < 1) {
+		tt_error("report needs a DIR or FILE, or one per host (see 'tailtrace report "
+			 "--help')");
 		return 2;
 	}
 	if (o->json)
@@ -475,13 +495,58 @@ static void report_output_error(const char *path)
 		tt_error("cannot write %s: %s", path, strerror(errno));
 }
 
+/* Reads every path given into w->hosts. 0, or the exit status after an error line. */
+static int report_read(struct window_ctx *w, char **paths, int npaths)
+{
+	struct rec_diag d;
+	int r;
+
+	for (int i = 0; i < npaths; i++) {
+		w->path = paths[i];
+		r = rec_read_path(paths[i], merge_in_window, w, &d);
+		if (!r)
+			continue;
+		if (w->limit_msg[0])
+			tt_error("%s", w->limit_msg);
+		else if (d.msg[0])
+			tt_error("%s", d.msg);
+		else
+			tt_error("%s: %s", paths[i], strerror(-r));
+		/* a path that is not there is the user's input; a bad file is a runtime error */
+		return r == -ENOENT || r == -ENOTDIR ? 2 : 1;
+	}
+	if ((r = host_set__check(&w->hosts, w->limit_msg, sizeof(w->limit_msg)))) {
+		tt_error("%s", w->limit_msg);
+		return 2;
+	}
+	host_set__sort(&w->hosts);
+	return 0;
+}
+
+/* Several hosts, or --by host: the comparison (and each host's report) in text or JSON. */
+static int report_hosts(FILE *out, enum report_format fmt, struct window_ctx *w,
+			const struct tt_opts *o)
+{
+	struct snapshot fleet;
+	int err;
+
+	snapshot__init(&fleet);
+	err = host_set__fleet(&w->hosts, &fleet, w->limit_msg, sizeof(w->limit_msg));
+	if (!err && fmt == FMT_JSON)
+		err = host_report_print_json(out, &w->hosts, &fleet, o->args, o->nargs, o->by_host);
+	else if (!err)
+		err = host_report_print_text(out, &w->hosts, &fleet, o->args, o->nargs, o->by_host);
+	snapshot__free(&fleet);
+	return err;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct window_ctx w = { .to_ns = UINT64_MAX };
 	enum report_format fmt = FMT_TEXT;
-	struct rec_diag d;
 	struct tt_opts o;
 	FILE *out = stdout;
+	bool several;
 	int r, ret = 0;
 
 	r = report_parse(&o, argc, argv, &fmt, &w);
@@ -489,34 +554,44 @@ int cmd_report(int argc, char **argv)
 		return r;
 
 	snapshot__init(&w.merged);
-	r = rec_read_path(o.args[0], merge_in_window, &w, &d);
-	if (r) {
-		if (w.limit_msg[0])
-			tt_error("%s", w.limit_msg);
-		else if (d.msg[0])
-			tt_error("%s", d.msg);
-		else
-			tt_error("%s: %s", o.args[0], strerror(-r));
-		/* a path that is not there is the user's input; a bad file is a runtime error */
-		ret = r == -ENOENT || r == -ENOTDIR ? 2 : 1;
+	ret = report_read(&w, o.args, o.nargs);
+	if (ret)
 		goto out;
-	}
 	if (!w.intervals)
 		tt_warn("warning: no recorded interval in the window (%lu outside it)", w.skipped);
+	several = w.hosts.n > 1 || o.by_host;
+	if (several && fmt != FMT_TEXT && fmt != FMT_JSON) {
+		tt_error("--format %s renders one host's window and these recordings hold %zu "
+			 "hosts: give one host's DIR, or use text or json",
+			 format_names[fmt], w.hosts.n);
+		ret = 2;
+		goto out;
+	}
+	if (!several && w.hosts.n) {
+		/* one host: its window is the report's (moved, not copied) */
+		w.merged = w.hosts.w[0].merged;
+		snapshot__init(&w.hosts.w[0].merged);
+	}
 
 	if (o.output && !(out = report_open_output(o.output))) {
 		report_output_error(o.output);
 		ret = 1;
 		goto out;
 	}
-	r = report_write(out, fmt, &w, o.args[0]);
+	if (several)
+		r = report_hosts(out, fmt, &w, &o);
+	else
+		r = report_write(out, fmt, &w, o.nargs == 1 ? o.args[0] : "several paths");
 	if (out == stdout) {
 		if (fflush(stdout) && !r)
 			r = -errno;
 	} else if (fclose(out) && !r) {
 		r = -errno;
 	}
-	if (r == -E2BIG) {
+	if (r == -E2BIG && w.limit_msg[0]) {
+		tt_error("%s", w.limit_msg);
+		ret = 1;
+	} else if (r == -E2BIG) {
 		tt_error("the window's tail profile has more than %u distinct stacks, the most one "
 			 "report holds (docs/record-format.md, \"Limits\"): narrow it with "
 			 "--from/--to",
@@ -527,6 +602,7 @@ int cmd_report(int argc, char **argv)
 		ret = 1;
 	}
 out:
+	host_set__free(&w.hosts);
 	snapshot__free(&w.merged);
 	return ret;
 }

@@ -30,7 +30,8 @@ enum {
 	LO_RDMA_FULL,
 	LO_COUNT,
 	LO_RDMA,
-	LO_BUDGET
+	LO_BUDGET,
+	LO_HOST
 };
 
 static const struct option long_opts[] = {
@@ -60,6 +61,7 @@ static const struct option long_opts[] = {
 	{ "rdma-full", no_argument, NULL, LO_RDMA_FULL },
 	{ "rdma", no_argument, NULL, LO_RDMA },
 	{ "budget", required_argument, NULL, LO_BUDGET },
+	{ "host", required_argument, NULL, LO_HOST },
 	{ 0 },
 };
 
@@ -86,6 +88,8 @@ static unsigned int opt_bit(int c)
 		return OPT_COUNT;
 	case LO_BUDGET:
 		return OPT_BUDGET;
+	case LO_HOST:
+		return OPT_HOST;
 	case 'j':
 		return OPT_JSON;
 	case LO_STAGE:
@@ -298,6 +302,10 @@ static int set_view_opt(struct tt_opts *o, int c, const char *arg, char *err, si
 		o->stages[o->nstages++] = r;
 		break;
 	case LO_BY:
+		if (!strcmp(arg, "host")) {
+			o->by_host = true;
+			break;
+		}
 		r = group_by_parse(arg);
 		if (r < 0)
 			return fail(err, errlen,
@@ -352,6 +360,17 @@ static int set_io_opt(struct tt_opts *o, int c, char *arg, char *err, size_t err
 		break;
 	case LO_SYSFS_ROOT:
 		o->sysfs_root = arg;
+		break;
+	case LO_HOST:
+		if (!*arg || strlen(arg) > TT_HOST_NAME_MAX)
+			return fail(err, errlen, "invalid --host: 1 to %d characters",
+				    TT_HOST_NAME_MAX);
+		for (const char *c = arg; *c; c++)
+			if ((unsigned char)*c <= ' ' || *c == 0x7f)
+				return fail(err, errlen,
+					    "invalid --host '%s' (no spaces or control characters)",
+					    arg);
+		o->host = arg;
 		break;
 	}
 	return 0;
@@ -432,6 +451,10 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 	while ((idx = -1, c = getopt_long(argc, argv, shortopts, long_opts, &idx)) != -1) {
 		unsigned int bit = opt_bit(c);
 
+		/* --by host compares the hosts of a report; the other keys group traffic */
+		if (c == LO_BY && optarg && !strcmp(optarg, "host"))
+			bit = OPT_BY_HOST;
+
 		r = getopt_error(c, argv, err, errlen);
 		if (r)
 			return r;
@@ -440,6 +463,11 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 			snprintf(name, sizeof(name), "--%s", long_opts[idx].name);
 		else
 			snprintf(name, sizeof(name), "-%c", c);
+		if (bit == OPT_BY_HOST && !(allowed & bit))
+			return fail(err, errlen,
+				    "--by host does not apply to '%s' (report compares recorded "
+				    "hosts with it)",
+				    argv[0]);
 		if (bit && !(allowed & bit))
 			return fail(err, errlen, "option '%s' does not apply to '%s'", name,
 				    argv[0]);

@@ -31,8 +31,12 @@ enum tt_opt_bit {
 	OPT_RDMA = 1u << 17,
 	OPT_COUNT = 1u << 18,
 	OPT_BUDGET = 1u << 19,
+	OPT_HOST = 1u << 20,    /* --host NAME */
+	OPT_BY_HOST = 1u << 21, /* --by host (report: compare hosts) */
 };
-#define OPT_FILTERS (OPT_PID | OPT_COMM | OPT_CGROUP | OPT_PORT | OPT_DEV)
+/* Longest --host name: what a segment header holds (docs/record-format.md). */
+#define TT_HOST_NAME_MAX 255
+#define OPT_FILTERS      (OPT_PID | OPT_COMM | OPT_CGROUP | OPT_PORT | OPT_DEV)
 
 struct tt_opts {
 	unsigned int seen;         /* OPT_* bits given on the command line */
@@ -52,6 +56,8 @@ struct tt_opts {
 	int stages[TT_MAX_STAGES_SEL]; /* --stage, enum tt_stage */
 	int nstages;
 	int by;                     /* --by, enum tt_group_by */
+	bool by_host;               /* --by host */
+	const char *host;           /* --host: the name the host is recorded and served under */
 	int role;                   /* --role, enum tt_role */
 	bool cuda;                  /* --cuda */
 	const char *output;         /* -o */

@@ -200,15 +200,19 @@ void k8s_labels_root(const char *root)
 const char *k8s_cgroup_label(__u64 cgroup_id)
 {
 	typeof(label_cache[0]) *e = &label_cache[cgroup_id % LABEL_CACHE];
-	char path[4096];
+	char path[4096], full[sizeof(labels_root) + sizeof(path)];
 	struct k8s_ident id;
 
 	if (e->id == cgroup_id && e->label[0])
 		return e->label;
 	snprintf(e->label, sizeof(e->label), "cgroup %llu", (unsigned long long)cgroup_id);
 	e->id = labels_root[0] ? cgroup_id : 0; /* unresolved: a later lookup with a root may */
-	if (labels_root[0] && !cgroup_path_by_id(labels_root, cgroup_id, path, sizeof(path), 16) &&
-	    !k8s_ident_from_cgroup(path, &id))
+	if (!labels_root[0] || cgroup_path_by_id(labels_root, cgroup_id, path, sizeof(path), 16))
+		return e->label;
+	/* parsed with the root's own path in front: a root at or below the kubelet's tree
+	 * (--cgroup /sys/fs/cgroup/kubepods) leaves "kubepods" out of the relative path */
+	snprintf(full, sizeof(full), "%s%s", labels_root, path);
+	if (!k8s_ident_from_cgroup(full, &id))
 		k8s_ident_label(&id, e->label, sizeof(e->label));
 	return e->label;
 }

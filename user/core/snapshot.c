@@ -327,6 +327,8 @@ int snapshot__merge(struct snapshot *dst, const struct snapshot *src)
 		dst->start_ns = src->start_ns;
 	if (src->end_ns > dst->end_ns)
 		dst->end_ns = src->end_ns;
+	if (!dst->host[0])
+		memcpy(dst->host, src->host, sizeof(dst->host));
 	for (size_t i = 0; i < src->nhists; i++)
 		if ((err = snapshot__add_hist(dst, &src->hists[i].key, &src->hists[i].h)))
 			return err;

@@ -45,9 +45,14 @@ struct snap_prog {
 	__u64 run_ns;
 };
 
+/* A host name as record stores it (the segment header's limit, docs/record-format.md). */
+#define SNAP_HOST_LEN 256
+
 struct snapshot {
 	__u64 start_ns; /* CLOCK_REALTIME of the interval start */
 	__u64 end_ns;
+	/* the host that recorded it (record --host, else the node name); "" when unknown */
+	char host[SNAP_HOST_LEN];
 	struct snap_hist *hists;
 	size_t nhists, hists_cap;
 	struct snap_dev *devs;
@@ -106,6 +111,7 @@ void snapshot__dev_label(const struct snapshot *s, __u32 netns, __u32 ifindex, c
 void qdisc_label(__u32 handle, char *buf, size_t len);
 /* dst += src: histograms by key, counters, devices, slow requests (all of them: bounding is
  * the collector's job per interval, and record/'s rec_window_merge() bounds a report).
+ * dst keeps its host name; an unnamed dst takes src's.
  * Linear in src's size: keys are found through dst's indexes. */
 /* Adds a program's runs and run time under its name (a merge of intervals sums them). */
 void snapshot__add_prog(struct snapshot *s, const char *name, __u64 runs, __u64 run_ns);

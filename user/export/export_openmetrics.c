@@ -10,7 +10,7 @@
 #include "record/record_format.h"
 #include "core/stages.h"
 
-#define LABELS_LEN 512
+#define LABELS_LEN 1024
 
 struct om_series {
 	char labels[LABELS_LEN]; /* already escaped, without braces */
@@ -69,11 +69,48 @@ static void family(FILE *f, const char *name, const char *type, const char *unit
 	fprintf(f, "# HELP %s %s\n", name, help);
 }
 
-static void counter(FILE *f, const char *name, const char *unit, const char *help, __u64 v,
-		    __u64 ts)
+/* host="NAME", escaped, or "" when the snapshot has no host name. */
+static void host_pair(const struct snapshot *s, char *buf, size_t len)
 {
+	char esc[2 * SNAP_HOST_LEN];
+
+	buf[0] = '\0';
+	if (!s->host[0])
+		return;
+	escape_value(esc, sizeof(esc), s->host);
+	snprintf(buf, len, "host=\"%s\"", esc);
+}
+
+void export_openmetrics_host_label(const struct snapshot *s, char *buf, size_t len)
+{
+	char pair[2 * SNAP_HOST_LEN + 8];
+
+	host_pair(s, pair, sizeof(pair));
+	if (pair[0])
+		snprintf(buf, len, "{%s}", pair);
+	else if (len)
+		buf[0] = '\0';
+}
+
+/* A sample's name and label set: the host's label first, then the series' own (either
+ * may be empty). */
+static void sample_start(FILE *f, const char *name, const char *host, const char *labels)
+{
+	fputs(name, f);
+	if (!host[0] && !labels[0])
+		return;
+	fprintf(f, "{%s%s%s}", host, host[0] && labels[0] ? "," : "", labels);
+}
+
+static void counter(FILE *f, const char *host, const char *name, const char *unit, const char *help,
+		    __u64 v, __u64 ts)
+{
+	char sample[128];
+
 	family(f, name, "counter", unit, help);
-	fprintf(f, "%s_total %llu", name, (unsigned long long)v);
+	snprintf(sample, sizeof(sample), "%s_total", name);
+	sample_start(f, sample, host, "");
+	fprintf(f, " %llu", (unsigned long long)v);
 	print_ts(f, ts);
 	fputc('\n', f);
 }
@@ -83,7 +120,8 @@ static int cmp_series(const void *a, const void *b)
 	return strcmp(((const struct om_series *)a)->labels, ((const struct om_series *)b)->labels);
 }
 
-static void series_labels(const struct snapshot *s, const struct hist_key *k, char *out, size_t len)
+static void series_labels(const struct snapshot *s, const char *host, const struct hist_key *k,
+			  char *out, size_t len)
 {
 	const struct stage_info *si = stage_info(k->stage);
 	char group[96], place[96], eg[200], ep[200];
@@ -92,13 +130,14 @@ static void series_labels(const struct snapshot *s, const struct hist_key *k, ch
 	export_place_label(s, k, place, sizeof(place));
 	escape_value(eg, sizeof(eg), group);
 	escape_value(ep, sizeof(ep), place);
-	snprintf(out, len, "stage=\"%s\",class=\"%s\",group=\"%s\",place=\"%s\"", si->name,
-		 class_name(si->class), eg, ep);
+	snprintf(out, len, "%s%sstage=\"%s\",class=\"%s\",group=\"%s\",place=\"%s\"", host,
+		 host[0] ? "," : "", si->name, class_name(si->class), eg, ep);
 }
 
 /* Keys that differ only in what the labels do not show (netns, address family...) are
  * one series: a label set may appear only once in a family. */
-static int collect_series(const struct snapshot *s, struct om_series **out, size_t *n)
+static int collect_series(const struct snapshot *s, const char *host, struct om_series **out,
+			  size_t *n)
 {
 	struct om_series *v;
 	size_t cnt = 0, w = 0;
@@ -109,7 +148,7 @@ static int collect_series(const struct snapshot *s, struct om_series **out, size
 	for (size_t i = 0; i < s->nhists; i++) {
 		if (!stage_info(s->hists[i].key.stage))
 			continue;
-		series_labels(s, &s->hists[i].key, v[cnt].labels, LABELS_LEN);
+		series_labels(s, host, &s->hists[i].key, v[cnt].labels, LABELS_LEN);
 		v[cnt].h = s->hists[i].h;
 		cnt++;
 	}
@@ -162,16 +201,17 @@ static void print_histogram(FILE *f, const struct om_series *se, __u64 ts)
 
 /* Each program's runs and run time by the kernel's accounting: rate() of the two gives
  * events per second, their ratio ns per event. */
-static void print_programs(FILE *f, const struct snapshot *s, __u64 ts)
+static void print_programs(FILE *f, const struct snapshot *s, const char *host, __u64 ts)
 {
-	char hook[2 * SNAP_PROG_NAME];
+	char hook[2 * SNAP_PROG_NAME], labels[3 * SNAP_PROG_NAME];
 
 	family(f, "tailtrace_program_runs", "counter", NULL,
 	       "Runs of each tailtrace BPF program (kernel run-time statistics), by hook");
 	for (size_t i = 0; i < s->nprogs; i++) {
 		escape_value(hook, sizeof(hook), s->progs[i].name);
-		fprintf(f, "tailtrace_program_runs_total{hook=\"%s\"} %llu", hook,
-			(unsigned long long)s->progs[i].runs);
+		snprintf(labels, sizeof(labels), "hook=\"%s\"", hook);
+		sample_start(f, "tailtrace_program_runs_total", host, labels);
+		fprintf(f, " %llu", (unsigned long long)s->progs[i].runs);
 		print_ts(f, ts);
 		fputc('\n', f);
 	}
@@ -179,41 +219,45 @@ static void print_programs(FILE *f, const struct snapshot *s, __u64 ts)
 	       "Time spent in each tailtrace BPF program (kernel run-time statistics), by hook");
 	for (size_t i = 0; i < s->nprogs; i++) {
 		escape_value(hook, sizeof(hook), s->progs[i].name);
-		fprintf(f, "tailtrace_program_run_seconds_total{hook=\"%s\"} ", hook);
+		snprintf(labels, sizeof(labels), "hook=\"%s\"", hook);
+		sample_start(f, "tailtrace_program_run_seconds_total", host, labels);
+		fputc(' ', f);
 		print_seconds(f, s->progs[i].run_ns);
 		print_ts(f, ts);
 		fputc('\n', f);
 	}
 }
 
-static void gauge(FILE *f, const char *name, const char *help, double v, __u64 ts)
+static void gauge(FILE *f, const char *host, const char *name, const char *help, double v, __u64 ts)
 {
 	family(f, name, "gauge", NULL, help);
-	fprintf(f, "%s %.6g", name, v);
+	sample_start(f, name, host, "");
+	fprintf(f, " %.6g", v);
 	print_ts(f, ts);
 	fputc('\n', f);
 }
 
 /* The sampling rate in force (--budget) and the error it puts on a p99. */
-static void print_sampling(FILE *f, const struct snapshot *s, __u64 ts)
+static void print_sampling(FILE *f, const struct snapshot *s, const char *host, __u64 ts)
 {
-	gauge(f, "tailtrace_sample_rate", "Share of flows traced (1: all; counts are scaled up)",
-	      snapshot__sample_rate(s), ts);
-	gauge(f, "tailtrace_sample_p99_error_ratio",
+	gauge(f, host, "tailtrace_sample_rate",
+	      "Share of flows traced (1: all; counts are scaled up)", snapshot__sample_rate(s), ts);
+	gauge(f, host, "tailtrace_sample_p99_error_ratio",
 	      "Estimated relative error of each p99 from sampling", s->p99_error, ts);
-	gauge(f, "tailtrace_budget_cpu_ratio", "CPU budget, share of one CPU (0: none)",
+	gauge(f, host, "tailtrace_budget_cpu_ratio", "CPU budget, share of one CPU (0: none)",
 	      s->budget_pct / 100, ts);
 }
 
 int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)
 {
+	char name[96], help[160], host[2 * SNAP_HOST_LEN + 8], labels[32];
 	struct om_series *series;
-	char name[96], help[160];
 	size_t n;
 	int err;
 	bool any_drop = false;
 
-	err = collect_series(s, &series, &n);
+	host_pair(s, host, sizeof(host));
+	err = collect_series(s, host, &series, &n);
 	if (err)
 		return err;
 	family(f, "tailtrace_stage_latency_seconds", "histogram", "seconds",
@@ -226,11 +270,11 @@ int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)
 		snprintf(name, sizeof(name), "tailtrace_%s", rec_counter_name(i));
 		snprintf(help, sizeof(help), "Kernel-side counter %s (docs/stages.md)",
 			 rec_counter_name(i));
-		counter(f, name, NULL, help, s->counters[i], ts);
+		counter(f, host, name, NULL, help, s->counters[i], ts);
 	}
-	counter(f, "tailtrace_hist_evicted", NULL,
+	counter(f, host, "tailtrace_hist_evicted", NULL,
 		"Histogram keys evicted from the bounded kernel map", s->hist_evicted, ts);
-	counter(f, "tailtrace_slow_requests_cut", NULL,
+	counter(f, host, "tailtrace_slow_requests_cut", NULL,
 		"Slow requests not kept because the per-interval bound was hit", s->slow_cut, ts);
 
 	for (int i = 0; i < TT_DROP_REASONS; i++)
@@ -240,38 +284,43 @@ int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)
 	for (int i = 0; any_drop && i < TT_DROP_REASONS; i++) {
 		if (!s->drop_reasons[i])
 			continue;
-		fprintf(f, "tailtrace_drops_by_reason_total{reason=\"%d\"} %llu", i,
-			(unsigned long long)s->drop_reasons[i]);
+		snprintf(labels, sizeof(labels), "reason=\"%d\"", i);
+		sample_start(f, "tailtrace_drops_by_reason_total", host, labels);
+		fprintf(f, " %llu", (unsigned long long)s->drop_reasons[i]);
 		print_ts(f, ts);
 		fputc('\n', f);
 	}
 
 	family(f, "tailtrace_hist_keys_live", "gauge", NULL,
 	       "Histogram keys present in the kernel map at the last snapshot");
-	fprintf(f, "tailtrace_hist_keys_live %llu", (unsigned long long)s->hist_live);
+	sample_start(f, "tailtrace_hist_keys_live", host, "");
+	fprintf(f, " %llu", (unsigned long long)s->hist_live);
 	print_ts(f, ts);
 	fputc('\n', f);
 
 	family(f, "tailtrace_slow_threshold_seconds", "gauge", "seconds",
 	       "Adaptive latency threshold above which requests are kept");
-	fputs("tailtrace_slow_threshold_seconds ", f);
+	sample_start(f, "tailtrace_slow_threshold_seconds", host, "");
+	fputc(' ', f);
 	print_seconds(f, s->slow_threshold_ns);
 	print_ts(f, ts);
 	fputc('\n', f);
 
 	family(f, "tailtrace_self_cpu_seconds", "counter", "seconds",
 	       "CPU time tailtrace itself used");
-	fprintf(f, "tailtrace_self_cpu_seconds_total %.6f", s->self_cpu_s >= 0 ? s->self_cpu_s : 0);
+	sample_start(f, "tailtrace_self_cpu_seconds_total", host, "");
+	fprintf(f, " %.6f", s->self_cpu_s >= 0 ? s->self_cpu_s : 0);
 	print_ts(f, ts);
 	fputc('\n', f);
 
 	family(f, "tailtrace_self_rss_bytes", "gauge", "bytes",
 	       "Resident memory of tailtrace (largest seen)");
-	fprintf(f, "tailtrace_self_rss_bytes %llu", (unsigned long long)s->self_rss_kb * 1024);
+	sample_start(f, "tailtrace_self_rss_bytes", host, "");
+	fprintf(f, " %llu", (unsigned long long)s->self_rss_kb * 1024);
 	print_ts(f, ts);
 	fputc('\n', f);
-	print_programs(f, s, ts);
-	print_sampling(f, s, ts);
+	print_programs(f, s, host, ts);
+	print_sampling(f, s, host, ts);
 	return ferror(f) ? -EIO : 0;
 }
 

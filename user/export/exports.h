@@ -61,6 +61,9 @@ int export_perfetto(FILE *f, const struct snapshot *s);
 int export_openmetrics(FILE *f, const struct snapshot *s, __u64 timestamp_ns);
 /* The same without the closing "# EOF", for a caller that adds families of its own. */
 int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 timestamp_ns);
+/* Every series carries host="s->host" (escaped) when the snapshot names its host: the
+ * label set of a sample without other labels, "{host=\"...\"}", or "" without a host. */
+void export_openmetrics_host_label(const struct snapshot *s, char *buf, size_t len);
 
 /* Bucket upper bounds of tailtrace_stage_latency_seconds, in ns: 2^k - 1 for
  * k = OM_BUCKET_LOG2_MIN..OM_BUCKET_LOG2_MAX; values are integral ns, so "<= 2^k - 1 ns"
@@ -75,6 +78,11 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 		      unsigned long intervals);
 int report_print_json(FILE *f, const struct snapshot *s, const char *source,
 		      unsigned long intervals);
+/* The keys of report_print_json() into an object the caller has open (a host's report
+ * inside a multi-host one). 0 or -errno. */
+struct json_writer;
+int report_json_keys(struct json_writer *w, const struct snapshot *s, const char *source,
+		     unsigned long intervals);
 
 /* Minimal HTTP/1.1 server for `record --listen`: GET /metrics returns the OpenMetrics
  * text of everything recorded since start (cumulative, as Prometheus expects). The text is
@@ -94,6 +102,9 @@ struct http_metrics *http_metrics__open(const char *listen, char *err, size_t er
  * renders them. Keys past HTTP_MAX_SERIES / HTTP_MAX_DEVS are not added: the histograms'
  * are counted in tailtrace_listen_series_over_limit_total. */
 int http_metrics__update(struct http_metrics *h, const struct snapshot *interval);
+/* The host="NAME" label of every series served (record --host, else the node name);
+ * renders again so that no scrape sees the series without it. 0 or -errno. */
+int http_metrics__set_host(struct http_metrics *h, const char *host);
 /* Starts the serving thread, at the normal scheduling policy even when the caller runs
  * SCHED_IDLE (needs CAP_SYS_NICE or an RLIMIT_NICE allowing nice 0; without, the thread
  * serves at the caller's policy). Returns 0 or -errno; after it, do not call serve(). */

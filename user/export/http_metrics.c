@@ -104,6 +104,7 @@ static void body_put(struct http_metrics *h, struct http_body *b)
 static int render(struct http_metrics *h)
 {
 	struct http_body *b = calloc(1, sizeof(*b)), *old;
+	char host_label[2 * SNAP_HOST_LEN + 16];
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = b ? open_memstream(&buf, &len) : NULL;
@@ -114,13 +115,14 @@ static int render(struct http_metrics *h)
 		return -ENOMEM;
 	}
 	err = export_openmetrics_families(f, &h->total, 0);
+	export_openmetrics_host_label(&h->total, host_label, sizeof(host_label));
 	if (!err)
 		fprintf(f,
 			"# TYPE tailtrace_listen_series_over_limit counter\n"
 			"# HELP tailtrace_listen_series_over_limit Histogram keys of an interval "
 			"not served: the bound of %d series was reached\n"
-			"tailtrace_listen_series_over_limit_total %llu\n# EOF\n",
-			HTTP_MAX_SERIES, (unsigned long long)h->series_over);
+			"tailtrace_listen_series_over_limit_total%s %llu\n# EOF\n",
+			HTTP_MAX_SERIES, host_label, (unsigned long long)h->series_over);
 	if (fclose(f) && !err)
 		err = -ENOMEM;
 	if (err) {
@@ -258,6 +260,12 @@ static int add_series(struct http_metrics *h, const struct snapshot *interval)
 		}
 	}
 	return 0;
+}
+
+int http_metrics__set_host(struct http_metrics *h, const char *host)
+{
+	snprintf(h->total.host, sizeof(h->total.host), "%s", host);
+	return render(h);
 }
 
 int http_metrics__update(struct http_metrics *h, const struct snapshot *interval)

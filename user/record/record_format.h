@@ -133,7 +133,9 @@ int rec_window_merge(struct snapshot *dst, const struct snapshot *src, const str
 
 struct recorder;
 
-struct recorder *recorder__open(const char *dir, __u64 max_size, char *err, size_t errlen);
+/* host: the name each segment header carries (NULL: gethostname(), the node name). */
+struct recorder *recorder__open(const char *dir, __u64 max_size, const char *host, char *err,
+				size_t errlen);
 /* Appends one interval (snapshot frame + its flight-recorder frames). 0 or -errno; on a
  * failed write the partial frame is truncated away and the segment stays readable. */
 int recorder__append(struct recorder *r, const struct snapshot *s);

@@ -20,6 +20,7 @@ struct seg {
 
 struct recorder {
 	char *dir;
+	char host[REC_HOST_MAX + 1]; /* written in every segment header */
 	int dirfd;
 	__u64 max_size, seg_max;
 	/* closed segments, oldest first; the current one is tracked apart */
@@ -91,8 +92,7 @@ static int open_segment(struct recorder *r)
 	h.seq = r->next_seq;
 	h.hist_sub_bits = HIST_SUB_BITS;
 	h.hist_max_log2 = HIST_MAX_LOG2;
-	if (gethostname(h.host, sizeof(h.host) - 1))
-		strcpy(h.host, "unknown");
+	memcpy(h.host, r->host, sizeof(h.host));
 	gmtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
 	snprintf(r->cur_name, sizeof(r->cur_name), "seg-%016llx-%s%s",
@@ -242,7 +242,8 @@ static int adopt_segments(struct recorder *r, char *err, size_t errlen)
 	return -e;
 }
 
-struct recorder *recorder__open(const char *dir, __u64 max_size, char *err, size_t errlen)
+struct recorder *recorder__open(const char *dir, __u64 max_size, const char *host, char *err,
+				size_t errlen)
 {
 	struct recorder *r;
 	int e;
@@ -253,6 +254,10 @@ struct recorder *recorder__open(const char *dir, __u64 max_size, char *err, size
 		errf(err, errlen, "%s: %s", dir, ENOMEM);
 		return NULL;
 	}
+	if (host)
+		snprintf(r->host, sizeof(r->host), "%s", host);
+	else if (gethostname(r->host, sizeof(r->host) - 1))
+		strcpy(r->host, "unknown");
 	r->fd = -1;
 	r->max_size = max_size ? max_size : REC_DEFAULT_MAX_SIZE;
 	r->seg_max = r->max_size / 8 > REC_MIN_SEGMENT ? r->max_size / 8 : REC_MIN_SEGMENT;

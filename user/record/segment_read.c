@@ -531,6 +531,7 @@ static int frame_inflate(const struct frame *fr, __u8 **raw, const char *name, s
  * flight-recorder frames after it) and where it goes when complete. */
 struct seg_reader {
 	const char *name;
+	const char *host; /* the segment header's: every interval carries it */
 	rec_snapshot_fn fn;
 	void *ctx;
 	struct rec_diag *d;
@@ -542,7 +543,14 @@ struct seg_reader {
 /* Hands the pending interval to the callback and frees it. */
 static int interval_emit(struct seg_reader *rd)
 {
-	int err = rd->fn ? rd->fn(&rd->pend, rd->ctx) : 0;
+	int err;
+
+	snprintf(rd->pend.host, sizeof(rd->pend.host), "%s", rd->host);
+	/* a copied segment's name reaches terminals and labels: no control characters */
+	for (char *c = rd->pend.host; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '_';
+	err = rd->fn ? rd->fn(&rd->pend, rd->ctx) : 0;
 
 	snapshot__free(&rd->pend);
 	rd->have = false;
@@ -630,6 +638,7 @@ int rec_decode(const void *buf, size_t len, const char *name, struct rec_header 
 	err = decode_header(p, len, name, hdr, &off, d);
 	if (err || d->torn)
 		return err;
+	rd.host = hdr->host;
 	snapshot__init(&rd.pend);
 	while (off < len) {
 		struct frame fr;
