@@ -28,4 +28,10 @@
 #define TCPHDR_FIN 0x01
 #define TCPHDR_ACK 0x10
 
+/* A kernel pointer retyped without a helper call: the verifier inlines the kfunc, and a
+ * load through the result is one instruction the JIT guards against faults (a faulting
+ * load reads 0), where bpf_probe_read_kernel() costs a helper call and a copy. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define tt_cast(ptr, type) ((type *)bpf_rdonly_cast((ptr), bpf_core_type_id_kernel(type)))
+
 #endif

@@ -198,8 +198,9 @@ int BPF_PROG(tt_napi_gro_frags, const struct sk_buff *skb)
 
 /* At netif_receive_skb (called by tt_netif_receive_skb): the packet's time in the backlog
  * or GRO, 0 if it was not stamped. Sampled here unless a port filter without --dev
- * selects packets: then the caller samples it once the ports matched. */
-static __always_inline __u64 rx_backlog_end(struct sk_buff *skb)
+ * selects packets: then the caller samples it once the ports matched. The clock reading
+ * goes to *now, for the caller's receive stamp: one read a packet, not two. */
+static __always_inline __u64 rx_backlog_end(struct sk_buff *skb, __u64 *now_out)
 {
 	__u64 ts, now;
 	__u32 len;
@@ -208,6 +209,7 @@ static __always_inline __u64 rx_backlog_end(struct sk_buff *skb)
 	if (!ts)
 		return 0;
 	now = bpf_ktime_get_ns();
+	*now_out = now;
 	if (now <= ts)
 		return 0;
 	if (targ_ndevs || !targ_nports)

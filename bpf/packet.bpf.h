@@ -123,12 +123,9 @@ static __always_inline bool stamp_take(void *map, const void *skb_ptr, struct pk
 /* In tracepoint programs the skb is a BTF pointer: its fields are plain loads. */
 static __always_inline __u32 skb_gso_segs(struct sk_buff *skb)
 {
-	__u16 segs = 0;
+	struct skb_shared_info *si = tt_cast(skb->head + skb->end, struct skb_shared_info);
 
-	bpf_probe_read_kernel(&segs, sizeof(segs),
-			      skb->head + skb->end +
-				      bpf_core_field_offset(struct skb_shared_info, gso_segs));
-	return segs;
+	return si->gso_segs;
 }
 
 #endif

@@ -19,55 +19,50 @@ int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 	unsigned char *data = skb->data;
 	struct pkt_stamp st = {};
 	__u16 proto = bpf_ntohs(skb->protocol);
-	__u64 backlog = targ_nic ? rx_backlog_end(skb) : 0;
-	__u32 thoff, tot;
-	struct tcphdr th;
+	__u64 now = 0;
+	__u64 backlog = targ_nic ? rx_backlog_end(skb, &now) : 0;
+	__u32 thoff, tot, doff;
+	struct tcphdr *th;
 	__u8 tos;
 
-	/* the IP and TCP headers in one read (one helper call a packet, not two); an IPv4
-	 * header with options needs a second one for the TCP header */
+	/* the headers through casts: each field one guarded load, no helper call (a load
+	 * that faults reads 0, which no TCP packet passes below) */
 	if (proto == ETH_P_IP) {
-		struct {
-			struct iphdr ip;
-			struct tcphdr th;
-		} h;
+		struct iphdr *ip = tt_cast(data, struct iphdr);
 
-		if (bpf_probe_read_kernel(&h, sizeof(h), data) || h.ip.protocol != IPPROTO_TCP)
+		if (ip->protocol != IPPROTO_TCP)
 			return 0;
-		thoff = h.ip.ihl * 4;
-		tot = bpf_ntohs(h.ip.tot_len);
-		tos = h.ip.tos;
-		if (thoff == sizeof(h.ip))
-			th = h.th;
-		else if (bpf_probe_read_kernel(&th, sizeof(th), data + thoff))
-			return 0;
+		thoff = ip->ihl * 4;
+		tot = bpf_ntohs(ip->tot_len);
+		tos = ip->tos;
 	} else if (proto == ETH_P_IPV6) {
-		struct {
-			struct ipv6hdr ip6;
-			struct tcphdr th;
-		} h;
+		struct ipv6hdr *ip6 = tt_cast(data, struct ipv6hdr);
 
-		if (bpf_probe_read_kernel(&h, sizeof(h), data) || h.ip6.nexthdr != IPPROTO_TCP)
+		if (ip6->nexthdr != IPPROTO_TCP)
 			return 0;
-		thoff = sizeof(h.ip6);
-		tot = sizeof(h.ip6) + bpf_ntohs(h.ip6.payload_len);
-		tos = (h.ip6.priority << 4) | (h.ip6.flow_lbl[0] >> 4);
-		th = h.th;
+		thoff = sizeof(*ip6);
+		tot = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
+		tos = (ip6->priority << 4) | (ip6->flow_lbl[0] >> 4);
 	} else {
 		return 0;
 	}
-	if (!port_selected(bpf_ntohs(th.dest), bpf_ntohs(th.source)))
+	th = tt_cast(data + thoff, struct tcphdr);
+	doff = th->doff * 4;
+	if (doff < sizeof(*th))
+		return 0; /* not a TCP header (or unreadable) */
+	if (!port_selected(bpf_ntohs(th->dest), bpf_ntohs(th->source)))
 		return 0;
 	if (backlog && targ_nports && !targ_ndevs)
 		nic_sample(skb->dev, STAGE_RX_BACKLOG, skb->queue_mapping, backlog);
 	st.backlog_ns = backlog < 0xffffffffULL ? (__u32)backlog : 0xffffffffu;
 	if ((tos & 3) == 3)
 		st.ce = 1;
-	if (tot <= thoff + th.doff * 4 && !st.ce)
+	if (tot <= thoff + doff && !st.ce)
 		return 0; /* pure ACK without a mark: nothing to time */
-	st.ts = bpf_ktime_get_ns();
-	st.len = tot > thoff + th.doff * 4 ? tot - thoff - th.doff * 4 : 0;
-	st.seq = bpf_ntohl(th.seq);
+	/* the backlog's end, read a few instructions ago, is this packet's driver stamp */
+	st.ts = now ? now : bpf_ktime_get_ns();
+	st.len = tot > thoff + doff ? tot - thoff - doff : 0;
+	st.seq = bpf_ntohl(th->seq);
 	stamp_put(&rx_stamps, skb, &st);
 	return 0;
 }

@@ -22,13 +22,14 @@ static __always_inline __u32 skb_tcp_end(struct sk_buff *skb, __u32 *seq)
 {
 	unsigned char *head = skb->head;
 	__u16 thoff = skb->transport_header;
-	struct tcphdr th;
+	struct tcphdr *th = tt_cast(head + thoff, struct tcphdr);
+	__u32 doff = th->doff * 4;
 
-	if (bpf_probe_read_kernel(&th, sizeof(th), head + thoff))
-		return *seq = 0;
-	*seq = bpf_ntohl(th.seq);
+	if (doff < sizeof(*th))
+		return *seq = 0; /* not a TCP header (or unreadable: a faulting load reads 0) */
+	*seq = bpf_ntohl(th->seq);
 	/* payload = skb->len - (L2 + L3 headers in front of the TCP header) - TCP header */
-	return *seq + skb->len - (thoff - (__u16)(skb->data - head)) - th.doff * 4;
+	return *seq + skb->len - (thoff - (__u16)(skb->data - head)) - doff;
 }
 
 /* sendmsg starts: `left` bytes will follow write_seq. */
