@@ -191,6 +191,10 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	if (err)
 		return err;
 	text_stages(f, s);
+	if (s->nnapi || s->nsoftnet) {
+		fputs("\ndriver and softirq counters, summed over the window:\n", f);
+		nic_report_text(s, window_seconds(s), f);
+	}
 	err = text_tail_profile(f, s);
 	if (err)
 		return err;
@@ -339,6 +343,8 @@ int report_print_json(FILE *f, const struct snapshot *s, const char *source,
 		return err;
 	}
 	json_stages(&w, s);
+	/* "napi" and "softnet", summed over the window, when the recording has them */
+	nic_report_json(s, window_seconds(s), &w);
 	json_tail_profile(&w, &tp);
 	json_counters(&w, s);
 	jw_object_end(&w);
