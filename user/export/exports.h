@@ -85,14 +85,16 @@ int report_print_json(FILE *f, const struct snapshot *s, const char *source,
  * 5 s for the whole exchange, HTTP_MAX_SERIES histogram series. */
 #define HTTP_MAX_SERIES 2048 /* twice the kernel's histogram map: churn can add keys */
 #define HTTP_MAX_DEVS   256
+#define HTTP_MAX_NAPI   1024 /* NAPI instances: four times the kernel's napi_counts map */
 struct http_metrics;
 
 /* listen: "PORT", ":PORT", "HOST:PORT" or "[V6]:PORT"; HOST defaults to 127.0.0.1.
  * Binding a non-loopback address is allowed but is the caller's explicit choice. */
 struct http_metrics *http_metrics__open(const char *listen, char *err, size_t errlen);
 /* Adds one interval to the cumulative totals served (histograms, counters, devices) and
- * renders them. Keys past HTTP_MAX_SERIES / HTTP_MAX_DEVS are not added: the histograms'
- * are counted in tailtrace_listen_series_over_limit_total. */
+ * renders them. Keys past HTTP_MAX_SERIES / HTTP_MAX_NAPI / HTTP_MAX_DEVS are not added:
+ * the histograms' and NAPI instances' are counted in
+ * tailtrace_listen_series_over_limit_total. */
 int http_metrics__update(struct http_metrics *h, const struct snapshot *interval);
 /* Starts the serving thread, at the normal scheduling policy even when the caller runs
  * SCHED_IDLE (needs CAP_SYS_NICE or an RLIMIT_NICE allowing nice 0; without, the thread
