@@ -3,9 +3,9 @@
  * leaving the per-CPU backlog or GRO), rx.softirq (NET_RX raised -> running on that CPU),
  * tx.ring (the driver took a packet -> its completion freed it), NAPI polls against their
  * budget and BQL stalls. These hooks fire per packet or per softirq: userspace loads them
- * only when a device filter, a port filter of a request command or --stage selects them
- * (targ_nic; docs/stages.md). Samples go to per-CPU arrays through place slots; nothing
- * per packet goes through a ring buffer. */
+ * only when a device filter, a port or process filter of a request command or --stage
+ * selects them (targ_nic; docs/stages.md). Samples go to per-CPU arrays through place slots;
+ * nothing per packet goes through a ring buffer. */
 #ifndef TT_NIC_BPF_H
 #define TT_NIC_BPF_H
 

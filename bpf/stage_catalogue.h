@@ -27,7 +27,7 @@
 #define SF_PLACE_DEV 0x10 /* samples carry a place: device (and qdisc) */
 #define SF_NIC                                                                                     \
 	0x20 /* fed by the driver/softirq programs (bpf/nic.bpf.h): attached only                  \
-	      * when --dev, a port filter of a request command or --stage selects                  \
+	      * when --dev, a port or process filter of a request command or --stage selects       \
 	      * them */
 
 /* clang-format off */

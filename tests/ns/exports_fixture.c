@@ -103,6 +103,19 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 500; i++)
 			hist_record(&h, 1000 + next_rand() % 5000000);
 		snapshot__add_hist(&s, &k, &h);
+		{
+			/* the driver/softirq counters: a device queue, a CPU's backlog, a CPU */
+			struct napi_key nk = { .netns = 4026531840u,
+					       .ifindex = 2,
+					       .napi_id = 8193 };
+			struct napi_count nc = { .polls = 40, .exhausted = 2, .work = 900 };
+			struct snap_softnet sn = { .cpu = 1, .processed = 900, .time_squeeze = 3 };
+
+			snapshot__add_napi(&s, &nk, &nc);
+			nk = (struct napi_key){ .napi_id = 1 };
+			snapshot__add_napi(&s, &nk, &nc);
+			snapshot__add_softnet(&s, &sn);
+		}
 		s.counters[CNT_RETRANS] = 3;
 		s.counters[CNT_EVENTS_LOST] = 1;
 		s.events_lost = 1;

@@ -72,6 +72,7 @@ struct srv_req {
 	__u32 retrans_n, rto, drops, ecn;
 	__u64 srtt_infl;
 	__u32 cpu;
+	__u64 backlog; /* in a CPU's receive backlog before the stack saw the request */
 };
 
 static inline void flow_fill(struct req_event *ev, int i, int role)
@@ -110,6 +111,7 @@ static inline void server_event(struct gen *g, struct req_event *ev, int i, __u6
 	rx = jit(g, 15 * US, 0.5);
 	sockq = jit(g, 20 * US, 0.5) + jit(g, 10 * US, 0.9) + x->runq;
 	svc = jit(g, 1 * MS, 0.1);
+	st[STAGE_RX_BACKLOG] = x->backlog;
 	st[STAGE_RX_STACK] = rx;
 	st[STAGE_RX_SOCKQ] = sockq;
 	st[STAGE_SCHED_RUNQ] = x->runq + x->runq_mid + (urand(g) < 0.3 ? jit(g, 8 * US, 0.9) : 0);
@@ -117,7 +119,7 @@ static inline void server_event(struct gen *g, struct req_event *ev, int i, __u6
 	st[STAGE_SCHED_OFFCPU] = x->offcpu;
 	st[STAGE_GPU_WAIT] = x->gpu;
 	ev->start_ns = t;
-	ev->first_resp_ns = t + rx + sockq + svc + x->oncpu + x->offcpu + x->runq_mid;
+	ev->first_resp_ns = t + x->backlog + rx + sockq + svc + x->oncpu + x->offcpu + x->runq_mid;
 	st[STAGE_TX_SENDQ] = jit(g, 8 * US, 0.5) + x->sendq;
 	st[STAGE_TX_QDISC] = jit(g, 4 * US, 0.5) + x->qdisc;
 	st[STAGE_TX_NIC] = jit(g, 5 * US, 0.5);
@@ -183,7 +185,8 @@ enum scenario {
 	SC_LOSS,
 	SC_LOSS_NETEM,
 	SC_SLOWREAD,
-	SC_GPU
+	SC_GPU,
+	SC_SOFTIRQ
 };
 
 /* A population of n requests for a scenario; the magnitudes follow the issue. */
@@ -255,6 +258,14 @@ static inline struct attr_agg *population(enum scenario sc, int n, __u64 seed)
 			break;
 		case SC_SLOWREAD:
 			break;
+		case SC_SOFTIRQ:
+			/* receive processing steered onto a CPU whose NET_RX softirq is
+			 * starved: every request's segment waits a little in the backlog, the
+			 * ones that arrive while the hog holds the CPU wait milliseconds */
+			x.backlog = jit(&g, 6 * US, 0.5);
+			if (urand(&g) < 0.02)
+				x.backlog += uni(&g, 3 * MS, 12 * MS);
+			break;
 		}
 		if (sc == SC_SLOWREAD)
 			client_event(&g, &ev, i, t,
@@ -273,6 +284,41 @@ static inline void snap_with_dev(struct snapshot *s)
 
 	snapshot__init(s);
 	assert_int_equal(snapshot__add_dev(s, &k, "tt-srv-eth0"), 0);
+}
+
+/* The driver/softirq histograms of the softirq-starvation scenario: the backlog of
+ * dev/rxq 0 processed on CPU 0 (quick, most packets) and, through RPS, on CPU 1 (a heavy
+ * tail); CPU 1's NET_RX softirq mostly pushed to ksoftirqd and waiting there. */
+static inline void snap_add_nic(struct snapshot *s, struct gen *g)
+{
+	struct hist_key k = {
+		.stage = STAGE_RX_BACKLOG, .netns = NETNS, .ifindex = IFINDEX, .queue = 1
+	};
+	struct hist *h;
+
+	k.cpu = 1; /* CPU 0 */
+	assert_non_null(h = snapshot__hist(s, &k));
+	for (int i = 0; i < 30000; i++)
+		hist_record(h, jit(g, 6 * US, 0.5));
+	k.cpu = 2; /* CPU 1 */
+	assert_non_null(h = snapshot__hist(s, &k));
+	for (int i = 0; i < 10000; i++)
+		hist_record(h, urand(g) < 0.05 ? uni(g, 3 * MS, 12 * MS) : jit(g, 8 * US, 0.5));
+	memset(&k, 0, sizeof(k));
+	k.stage = STAGE_RX_SOFTIRQ;
+	k.cpu = 2;
+	k.queue = SOFTIRQ_CTX_KSOFTIRQD;
+	assert_non_null(h = snapshot__hist(s, &k));
+	for (int i = 0; i < 900; i++)
+		hist_record(h, uni(g, 1 * MS, 10 * MS));
+	k.queue = SOFTIRQ_CTX_IRQ;
+	assert_non_null(h = snapshot__hist(s, &k));
+	for (int i = 0; i < 100; i++)
+		hist_record(h, jit(g, 3 * US, 0.5));
+	k.cpu = 1;
+	assert_non_null(h = snapshot__hist(s, &k));
+	for (int i = 0; i < 5000; i++)
+		hist_record(h, jit(g, 3 * US, 0.5));
 }
 
 static inline void analyze(struct attr_agg *a, struct attr_report *r)

@@ -63,6 +63,44 @@ static void test_hogs_runq(void **state)
 	expect(SC_HOGS, 20000, VERDICT_COMPUTE, "sched.runq", "pid 100 (server) on cpu 1");
 }
 
+/* A tail of packets waiting in the receive backlog for a starved NET_RX softirq is
+ * compute in rx.backlog; with the driver/softirq histograms the verdict names the CPU,
+ * device and queue of the backlog and how long that CPU's softirq waited (rx.softirq);
+ * without them, the flow. */
+static void test_softirq_backlog(void **state)
+{
+	(void)state;
+	expect(SC_SOFTIRQ, 20000, VERDICT_COMPUTE, "rx.backlog", ":7000");
+	for (__u64 seed = 1; seed <= SEEDS; seed++) {
+		struct attr_agg *a = population(SC_SOFTIRQ, 20000, seed);
+		struct gen g = { seed };
+		struct attr_report r;
+		struct snapshot s;
+
+		snap_with_dev(&s);
+		snap_add_nic(&s, &g);
+		attr_analyze(a, &s, 30.0, NULL, &r);
+		if (seed == 1 && getenv("TT_SHOW_REPORTS"))
+			attr_report__print_text(&r, stderr);
+		if (r.tail.verdict.class != VERDICT_COMPUTE ||
+		    strcmp(verdict_stage(&r), "rx.backlog") ||
+		    !strstr(r.tail.verdict.where, "cpu 1 (dev tt-srv-eth0 rxq 0)") ||
+		    !strstr(r.tail.verdict.where, "NET_RX softirq waited p99") ||
+		    !strstr(r.tail.verdict.where, "90% in ksoftirqd") ||
+		    !strstr(r.tail.verdict.summary, "NET_RX softirq on a busy CPU") ||
+		    /* the backlog is waiting, not the floor a request costs anyway */
+		    r.tail.budget.wait_ns[ATTR_COMPUTE] < 5.0 * MS ||
+		    r.tail.budget.floor_ns > 1.0 * MS) {
+			attr_report__print_text(&r, stderr);
+			fail_msg("seed %llu: verdict %s stage %s where '%s'",
+				 (unsigned long long)seed, attr_verdict_name(r.tail.verdict.class),
+				 verdict_stage(&r), r.tail.verdict.where);
+		}
+		snapshot__free(&s);
+		attr_agg__free(a);
+	}
+}
+
 static void test_congestion_qdisc(void **state)
 {
 	(void)state;
@@ -430,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_compute_spike),
 		cmocka_unit_test(test_gpu_wait),
 		cmocka_unit_test(test_hogs_runq),
+		cmocka_unit_test(test_softirq_backlog),
 		cmocka_unit_test(test_congestion_qdisc),
 		cmocka_unit_test(test_loss_transport),
 		cmocka_unit_test(test_slowread_client),

@@ -180,6 +180,73 @@ static void test_openmetrics_timestamps(void **state)
 	snapshot__free(&s);
 }
 
+/* NAPI polls and softnet rows: counters labelled by device and NAPI id, or by CPU for a
+ * CPU's backlog; keys the labels do not tell apart are one series; none without them. */
+static void test_openmetrics_nic(void **state)
+{
+	struct napi_key dev = { .netns = 1, .ifindex = 3, .napi_id = 8193 };
+	struct napi_key dev_other_ns = { .netns = 2, .ifindex = 3, .napi_id = 8193 };
+	struct napi_key backlog = { .napi_id = 1 };
+	struct napi_count c = { .polls = 10, .exhausted = 2, .work = 300 };
+	struct snap_softnet r1 = { .cpu = 1,
+				   .processed = 500,
+				   .dropped = 4,
+				   .time_squeeze = 9,
+				   .received_rps = 7,
+				   .flow_limit = 1 };
+	struct snap_softnet r0 = { .cpu = 0, .processed = 50 };
+	struct snapshot s;
+	char *text;
+	__u64 sum;
+
+	(void)state;
+	make(&s, 0, &sum);
+	text = render(om, &s, NULL);
+	assert_null(strstr(text, "tailtrace_napi"));
+	assert_null(strstr(text, "tailtrace_softnet"));
+	free(text);
+	assert_int_equal(snapshot__add_napi(&s, &dev, &c), 0);
+	assert_int_equal(snapshot__add_napi(&s, &backlog, &c), 0);
+	/* the same device name and NAPI id seen in another netns without a name of its own:
+	 * labelled by index, so a series of its own */
+	assert_int_equal(snapshot__add_napi(&s, &dev_other_ns, &c), 0);
+	assert_int_equal(snapshot__add_softnet(&s, &r1), 0);
+	assert_int_equal(snapshot__add_softnet(&s, &r0), 0);
+	text = render(om, &s, NULL);
+	assert_non_null(strstr(text, "# TYPE tailtrace_napi_polls counter\n"));
+	assert_non_null(
+		strstr(text, "\ntailtrace_napi_polls_total{dev=\"eth9\",napi_id=\"8193\"} 10\n"));
+	assert_non_null(strstr(text, "\ntailtrace_napi_polls_total{cpu=\"1\"} 10\n"));
+	assert_non_null(strstr(
+		text, "\ntailtrace_napi_polls_exhausted_total{dev=\"eth9\",napi_id=\"8193\"} 2\n"));
+	assert_non_null(strstr(text, "\ntailtrace_napi_packets_total{cpu=\"1\"} 300\n"));
+	assert_non_null(strstr(text, "# TYPE tailtrace_softnet_dropped counter\n"));
+	/* CPUs in order, each column its own family */
+	assert_non_null(strstr(text, "\ntailtrace_softnet_processed_total{cpu=\"0\"} 50\n"
+				     "tailtrace_softnet_processed_total{cpu=\"1\"} 500\n"));
+	assert_non_null(strstr(text, "\ntailtrace_softnet_dropped_total{cpu=\"1\"} 4\n"));
+	assert_non_null(strstr(text, "\ntailtrace_softnet_time_squeeze_total{cpu=\"1\"} 9\n"));
+	assert_non_null(strstr(text, "\ntailtrace_softnet_received_rps_total{cpu=\"1\"} 7\n"));
+	assert_non_null(strstr(text, "\ntailtrace_softnet_flow_limit_total{cpu=\"1\"} 1\n"));
+	assert_int_equal(strcmp(text + strlen(text) - 6, "# EOF\n"), 0);
+	free(text);
+	/* a key the labels cannot tell apart from another: summed into one series */
+	assert_int_equal(
+		snapshot__add_dev(&s, &(struct dev_key){ .netns = 2, .ifindex = 3 }, "eth9"), 0);
+	text = render(om, &s, NULL);
+	assert_non_null(
+		strstr(text, "\ntailtrace_napi_polls_total{dev=\"eth9\",napi_id=\"8193\"} 20\n"));
+	{
+		int n = 0;
+
+		for (const char *p = text; (p = strstr(p, "tailtrace_napi_polls_total{dev")); p++)
+			n++;
+		assert_int_equal(n, 1);
+	}
+	free(text);
+	snapshot__free(&s);
+}
+
 static void test_folded_total_is_tail_latency(void **state)
 {
 	struct snapshot s;
@@ -437,6 +504,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_openmetrics_buckets_exact),
 		cmocka_unit_test(test_openmetrics_timestamps),
+		cmocka_unit_test(test_openmetrics_nic),
 		cmocka_unit_test(test_folded_total_is_tail_latency),
 		cmocka_unit_test(test_histogram_source_without_requests),
 		cmocka_unit_test(test_pprof_decodes),

@@ -190,6 +190,41 @@ static void test_series_bound(void **state)
 	free(resp);
 }
 
+/* NAPI polls and softnet rows add up over the intervals served (counters only grow); NAPI
+ * instances past HTTP_MAX_NAPI are counted, not served, as histogram keys are. */
+static void test_nic_counters(void **state)
+{
+	char err[256], *resp = malloc(RESP_MAX), want[128];
+	struct http_metrics *h = http_metrics__open("127.0.0.1:0", err, sizeof(err));
+	struct snap_softnet row = { .cpu = 1, .dropped = 3, .time_squeeze = 5 };
+	struct napi_count c = { .polls = 7, .exhausted = 1, .work = 70 };
+	struct snapshot s;
+
+	(void)state;
+	assert_non_null(h);
+	for (int round = 0; round < 2; round++) {
+		snapshot__init(&s);
+		for (__u32 i = 0; i < HTTP_MAX_NAPI + (round ? 5 : 0); i++) {
+			struct napi_key k = { .netns = 1, .ifindex = 2, .napi_id = 100 + i };
+
+			assert_int_equal(snapshot__add_napi(&s, &k, &c), 0);
+		}
+		assert_int_equal(snapshot__add_softnet(&s, &row), 0);
+		assert_int_equal(http_metrics__update(h, &s), 0);
+		snapshot__free(&s);
+	}
+	http_get(http_metrics__port(h), "GET /metrics HTTP/1.1\r\n\r\n", resp, h);
+	assert_non_null(strstr(resp, "\ntailtrace_softnet_dropped_total{cpu=\"1\"} 6\n"));
+	assert_non_null(strstr(resp, "\ntailtrace_softnet_time_squeeze_total{cpu=\"1\"} 10\n"));
+	assert_non_null(strstr(
+		resp, "\ntailtrace_napi_polls_total{dev=\"ifindex 2\",napi_id=\"100\"} 14\n"));
+	snprintf(want, sizeof(want), "napi_id=\"%d\"}", 100 + HTTP_MAX_NAPI);
+	assert_null(strstr(resp, want));
+	assert_non_null(strstr(resp, "\ntailtrace_listen_series_over_limit_total 5\n"));
+	http_metrics__close(h);
+	free(resp);
+}
+
 /* Every slot held by a connection that sends nothing: a scrape still gets an answer, by
  * closing silent ones once they are past their grace period. */
 static void test_silent_clients_evicted(void **state)
@@ -304,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_request_status),
 		cmocka_unit_test(test_endpoint),
 		cmocka_unit_test(test_series_bound),
+		cmocka_unit_test(test_nic_counters),
 		cmocka_unit_test(test_silent_clients_evicted),
 		cmocka_unit_test(test_head_timeout),
 		cmocka_unit_test(test_burst_spares_waiting_request),

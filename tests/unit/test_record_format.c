@@ -101,6 +101,25 @@ static void make_snapshot(struct snapshot *s, __u64 start, unsigned nslow)
 	s->slow_threshold_ns = 15000000;
 	s->self_cpu_s = 0.125;
 	s->self_rss_kb = 30000;
+	{
+		struct napi_key nk = { .netns = 4026531840u, .ifindex = 5, .napi_id = 8193 };
+		struct napi_count nc = { .polls = 400, .exhausted = 3, .work = 9000 };
+		struct snap_softnet sn = { .cpu = 1,
+					   .processed = 12345,
+					   .dropped = 6,
+					   .time_squeeze = 7,
+					   .received_rps = 8,
+					   .flow_limit = 9 };
+
+		assert_int_equal(snapshot__add_napi(s, &nk, &nc), 0);
+		nk = (struct napi_key){ .napi_id = 1 }; /* CPU 1's backlog */
+		nc = (struct napi_count){ .polls = 50, .exhausted = 0, .work = 70 };
+		assert_int_equal(snapshot__add_napi(s, &nk, &nc), 0);
+		assert_int_equal(snapshot__add_softnet(s, &sn), 0);
+		sn.cpu = 0;
+		sn.dropped = 0;
+		assert_int_equal(snapshot__add_softnet(s, &sn), 0);
+	}
 	s->attr = attr_agg__new();
 	assert_non_null(s->attr);
 	if (nslow) {
@@ -135,6 +154,12 @@ static void assert_snapshots_equal(const struct snapshot *a, const struct snapsh
 	assert_int_equal(a->slow_threshold_ns, b->slow_threshold_ns);
 	assert_true(a->self_cpu_s == b->self_cpu_s);
 	assert_int_equal(a->self_rss_kb, b->self_rss_kb);
+	assert_int_equal(a->nnapi, b->nnapi);
+	for (size_t i = 0; i < a->nnapi; i++)
+		assert_memory_equal(&a->napi[i], &b->napi[i], sizeof(a->napi[i]));
+	assert_int_equal(a->nsoftnet, b->nsoftnet);
+	for (size_t i = 0; i < a->nsoftnet; i++)
+		assert_memory_equal(&a->softnet[i], &b->softnet[i], sizeof(a->softnet[i]));
 	assert_int_equal(a->nslow, b->nslow);
 	for (size_t i = 0; i < a->nslow; i++)
 		assert_memory_equal(&a->slow_reqs[i], &b->slow_reqs[i], sizeof(a->slow_reqs[i]));
@@ -205,12 +230,13 @@ static void test_round_trip_every_field(void **state)
 	struct snapshot want;
 
 	(void)state;
-	/* 1100 slow requests: three flight-recorder frames for one interval */
+	/* 1100 slow requests: three flight-recorder frames for one interval, after its
+	 * snapshot and NIC counter frames */
 	build_segment(&b, 2, 1100, NULL);
 	assert_int_equal(rec_decode(b.p, b.len, "mem", &h, collect, c, &d), 0);
 	assert_false(d.torn);
 	assert_int_equal(c->n, 2);
-	assert_int_equal(d.frames, 2 * 4);
+	assert_int_equal(d.frames, 2 * 5);
 	assert_string_equal(h.host, "testhost");
 	assert_int_equal(h.seq, 3);
 	assert_int_equal(h.created_ns, 1714564800000000000ULL);
@@ -219,6 +245,168 @@ static void test_round_trip_every_field(void **state)
 		assert_snapshots_equal(&want, &c->s[i]);
 		snapshot__free(&want);
 	}
+	collected_free(c);
+	free(c);
+	rec_buf__free(&b);
+}
+
+/* A raw NIC payload, field by field as docs/record-format.md says. */
+static void raw_le(struct rec_buf *b, __u64 v, int n)
+{
+	b->p = realloc(b->p, b->len + (size_t)n);
+	assert_non_null(b->p);
+	for (int i = 0; i < n; i++)
+		b->p[b->len++] = (__u8)(v >> (8 * i));
+}
+
+static void raw_str8(struct rec_buf *b, const char *s)
+{
+	raw_le(b, strlen(s), 1);
+	for (; *s; s++)
+		raw_le(b, (__u8)*s, 1);
+}
+
+/* Columns are read by name: a reader takes them in any order and skips one it does not
+ * know (a later build's), so the frame can grow without a version change. */
+static void test_nic_columns_by_name(void **state)
+{
+	struct rec_buf b = { 0 };
+	struct snapshot s;
+
+	(void)state;
+	raw_le(&b, 1000, 8);
+	raw_le(&b, 2000, 8);
+	raw_le(&b, 4, 1);
+	raw_str8(&b, "exhausted");
+	raw_str8(&b, "polls_of_the_future");
+	raw_str8(&b, "packets");
+	raw_str8(&b, "polls");
+	raw_le(&b, 1, 4);
+	raw_le(&b, 7, 4); /* netns */
+	raw_le(&b, 3, 4); /* ifindex */
+	raw_le(&b, 9, 4); /* napi_id */
+	raw_le(&b, 5, 8);
+	raw_le(&b, 999, 8);
+	raw_le(&b, 640, 8);
+	raw_le(&b, 10, 8);
+	raw_le(&b, 2, 1);
+	raw_str8(&b, "time_squeeze");
+	raw_str8(&b, "dropped");
+	raw_le(&b, 2, 4);
+	raw_le(&b, 1, 4); /* cpu 1 */
+	raw_le(&b, 11, 8);
+	raw_le(&b, 12, 8);
+	raw_le(&b, 1, 4); /* cpu 1 again: summed */
+	raw_le(&b, 1, 8);
+	raw_le(&b, 1, 8);
+	snapshot__init(&s);
+	assert_int_equal(rec_payload_decode(REC_FRAME_NIC, b.p, b.len, &s), 0);
+	assert_int_equal(s.start_ns, 1000);
+	assert_int_equal(s.end_ns, 2000);
+	assert_int_equal(s.nnapi, 1);
+	assert_int_equal(s.napi[0].key.netns, 7);
+	assert_int_equal(s.napi[0].key.ifindex, 3);
+	assert_int_equal(s.napi[0].key.napi_id, 9);
+	assert_int_equal(s.napi[0].c.polls, 10);
+	assert_int_equal(s.napi[0].c.exhausted, 5);
+	assert_int_equal(s.napi[0].c.work, 640);
+	assert_int_equal(s.nsoftnet, 1);
+	assert_int_equal(s.softnet[0].time_squeeze, 12);
+	assert_int_equal(s.softnet[0].dropped, 13);
+	assert_int_equal(s.softnet[0].processed, 0);
+	snapshot__free(&s);
+	/* one byte short: malformed, not a partial read */
+	snapshot__init(&s);
+	assert_int_equal(rec_payload_decode(REC_FRAME_NIC, b.p, b.len - 1, &s), -EBADMSG);
+	snapshot__free(&s);
+	rec_buf__free(&b);
+}
+
+/* A recording without the driver/softirq programs has no NIC frame (segments stay as
+ * before); a NIC frame must follow the snapshot frame of its own interval; the window a
+ * report merges sums the counters per instance and per CPU. */
+static void test_nic_frame_placement_and_window(void **state)
+{
+	struct rec_buf b = { 0 }, nic = { 0 };
+	struct collected *c = calloc(1, sizeof(*c));
+	struct rec_header h;
+	struct rec_diag d;
+	struct snapshot s, win;
+	char msg[256];
+
+	(void)state;
+	header_for_test(&h);
+	assert_int_equal(rec_header_encode(&b, &h), 0);
+	make_snapshot(&s, 1714564800000000000ULL, 0);
+	free(s.napi);
+	free(s.softnet);
+	s.napi = NULL;
+	s.softnet = NULL;
+	s.nnapi = s.napi_cap = s.nsoftnet = s.softnet_cap = 0;
+	assert_int_equal(rec_interval_encode(&b, &s), 0);
+	snapshot__free(&s);
+	assert_int_equal(rec_decode(b.p, b.len, "mem", NULL, collect, c, &d), 0);
+	assert_int_equal(d.frames, 1);
+	assert_int_equal(c->s[0].nnapi, 0);
+	assert_int_equal(c->s[0].nsoftnet, 0);
+	collected_free(c);
+
+	/* a NIC frame of another interval after it */
+	make_snapshot(&s, 1714564900000000000ULL, 0);
+	assert_int_equal(rec_interval_encode(&nic, &s), 0);
+	snapshot__free(&s);
+	{
+		/* the second frame of that interval is its NIC frame */
+		size_t first = REC_FRAME_HDR +
+			       (nic.p[4] | nic.p[5] << 8 | nic.p[6] << 16 | (size_t)nic.p[7] << 24);
+		size_t at = b.len;
+
+		assert_int_equal(nic.p[first], REC_FRAME_NIC);
+		b.p = realloc(b.p, b.len + nic.len - first);
+		memcpy(b.p + b.len, nic.p + first, nic.len - first);
+		b.len += nic.len - first;
+		assert_int_equal(rec_decode(b.p, b.len, "mem", NULL, collect, c, &d), -EBADMSG);
+		assert_non_null(strstr(d.msg, "has no snapshot frame before it"));
+		assert_int_equal(d.offset, at);
+		collected_free(c);
+	}
+	rec_buf__free(&nic);
+
+	/* two intervals merged as report merges them: sums per key */
+	rec_buf__free(&b);
+	build_segment(&b, 2, 0, NULL);
+	assert_int_equal(rec_decode(b.p, b.len, "mem", NULL, collect, c, &d), 0);
+	snapshot__init(&win);
+	assert_int_equal(rec_window_merge(&win, &c->s[0], NULL, msg, sizeof(msg)), 0);
+	assert_int_equal(rec_window_merge(&win, &c->s[1], NULL, msg, sizeof(msg)), 0);
+	assert_int_equal(win.nnapi, 2);
+	assert_int_equal(win.napi[0].c.polls, 800);
+	assert_int_equal(win.napi[0].c.exhausted, 6);
+	assert_int_equal(win.nsoftnet, 2);
+	assert_int_equal(win.softnet[0].cpu, 1);
+	assert_int_equal(win.softnet[0].dropped, 12);
+	assert_int_equal(win.softnet[1].time_squeeze, 14);
+	{
+		const struct rec_limits lim = {
+			.hists = 100, .devs = 100, .slow = 100, .napi = 2, .softnet = 2
+		};
+		struct napi_key nk = { .ifindex = 9, .napi_id = 1 };
+		struct napi_count nc = { .polls = 1 };
+		struct snap_softnet sn = { .cpu = 2 };
+
+		snapshot__init(&s);
+		assert_int_equal(snapshot__add_napi(&s, &nk, &nc), 0);
+		assert_int_equal(rec_window_merge(&win, &s, &lim, msg, sizeof(msg)), -E2BIG);
+		assert_non_null(strstr(msg, "more than 2 NAPI instances"));
+		assert_int_equal(win.nnapi, 2);
+		snapshot__free(&s);
+		snapshot__init(&s);
+		assert_int_equal(snapshot__add_softnet(&s, &sn), 0);
+		assert_int_equal(rec_window_merge(&win, &s, &lim, msg, sizeof(msg)), -E2BIG);
+		assert_non_null(strstr(msg, "more than 2 softnet_stat CPUs"));
+		snapshot__free(&s);
+	}
+	snapshot__free(&win);
 	collected_free(c);
 	free(c);
 	rec_buf__free(&b);
@@ -254,27 +442,37 @@ static void test_torn_tail_every_offset(void **state)
 {
 	struct rec_buf b = { 0 };
 	struct collected *c = calloc(1, sizeof(*c));
-	size_t off[3];
+	size_t off[3], snap_end;
 	struct rec_diag d;
 	struct snapshot want;
 
 	(void)state;
 	build_segment(&b, 3, 0, off);
-	/* every cut inside the last frame: the first two intervals survive, no error */
+	/* the last interval is a snapshot frame and its NIC frame */
+	snap_end = off[2] + REC_FRAME_HDR +
+		   (b.p[off[2] + 4] | b.p[off[2] + 5] << 8 | b.p[off[2] + 6] << 16 |
+		    (size_t)b.p[off[2] + 7] << 24);
+	assert_int_equal(b.p[snap_end], REC_FRAME_NIC);
+	/* every cut inside the last snapshot frame: the first two intervals survive, no
+	 * error; a cut inside its NIC frame keeps the interval without its NIC counters */
 	for (size_t cut = off[2]; cut < b.len; cut++) {
 		assert_int_equal(rec_decode(b.p, cut, "mem", NULL, collect, c, &d), 0);
-		assert_true(cut == off[2] ? !d.torn : d.torn);
-		assert_int_equal(c->n, 2);
+		assert_true(cut == off[2] || cut == snap_end ? !d.torn : d.torn);
+		assert_int_equal(c->n, cut < snap_end ? 2 : 3);
+		if (cut >= snap_end)
+			assert_int_equal(c->s[2].nnapi + c->s[2].nsoftnet, 0);
 		make_snapshot(&want, 1714564800000000000ULL + 10000000000ULL, 0);
 		assert_snapshots_equal(&want, &c->s[1]);
 		snapshot__free(&want);
 		collected_free(c);
 	}
-	/* a last frame whose bytes are all there but wrong: CRC mismatch at the tail */
+	/* a last frame (the NIC frame) whose bytes are all there but wrong: CRC mismatch at
+	 * the tail, its interval kept without it */
 	b.p[b.len - 1] ^= 0x55;
 	assert_int_equal(rec_decode(b.p, b.len, "mem", NULL, collect, c, &d), 0);
 	assert_true(d.torn);
-	assert_int_equal(c->n, 2);
+	assert_int_equal(c->n, 3);
+	assert_int_equal(c->s[2].nnapi, 0);
 	assert_non_null(strstr(d.msg, "CRC"));
 	collected_free(c);
 	/* a zero-filled tail (size grew, data never hit the disk) */
@@ -563,10 +761,17 @@ static void test_fuzz_corpus_regress(void **state)
 		if (st.st_size > 0 && buf[0] % 3 == 0)
 			(void)rec_decode(buf + 1, (size_t)st.st_size - 1, de->d_name, NULL,
 					 merge_window, &acc, &d);
-		else if (st.st_size > 0)
-			(void)rec_payload_decode(buf[0] % 3 == 1 ? REC_FRAME_SNAPSHOT
-								 : REC_FRAME_FLIGHT,
-						 buf + 1, (size_t)st.st_size - 1, &acc);
+		else if (st.st_size > 0 && buf[0] % 3 == 1)
+			(void)rec_payload_decode(REC_FRAME_SNAPSHOT, buf + 1,
+						 (size_t)st.st_size - 1, &acc);
+		else if (st.st_size > 0) {
+			(void)rec_payload_decode(REC_FRAME_FLIGHT, buf + 1, (size_t)st.st_size - 1,
+						 &acc);
+			snapshot__free(&acc);
+			snapshot__init(&acc);
+			(void)rec_payload_decode(REC_FRAME_NIC, buf + 1, (size_t)st.st_size - 1,
+						 &acc);
+		}
 		snapshot__free(&acc);
 		free(buf);
 		files++;
@@ -589,6 +794,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_every_field),
+		cmocka_unit_test(test_nic_columns_by_name),
+		cmocka_unit_test(test_nic_frame_placement_and_window),
 		cmocka_unit_test(test_sparse_histograms_stay_small),
 		cmocka_unit_test(test_counter_names_complete),
 		cmocka_unit_test(test_torn_tail_every_offset),

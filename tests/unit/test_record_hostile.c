@@ -189,6 +189,53 @@ static void test_interval_limits(void **state)
 	free(b.p);
 }
 
+/* A NIC payload of n distinct NAPI instances (one column) and n distinct CPUs. */
+static void nic_payload(struct payload *b, __u32 napi, __u32 cpus)
+{
+	b->len = 0;
+	put(b, 1000, 8);
+	put(b, 2000, 8);
+	put(b, 1, 1);
+	put_str8(b, "polls");
+	put(b, napi, 4);
+	for (__u32 i = 0; i < napi; i++) {
+		put(b, 7, 4);
+		put(b, 2, 4);
+		put(b, i, 4);
+		put(b, 1, 8);
+	}
+	put(b, 1, 1);
+	put_str8(b, "dropped");
+	put(b, cpus, 4);
+	for (__u32 i = 0; i < cpus; i++) {
+		put(b, i, 4);
+		put(b, 1, 8);
+	}
+}
+
+static void test_nic_interval_limits(void **state)
+{
+	struct payload b = { 0 };
+	struct snapshot s;
+
+	(void)state;
+	nic_payload(&b, REC_INTERVAL_NAPI_MAX, REC_INTERVAL_SOFTNET_MAX);
+	snapshot__init(&s);
+	assert_int_equal(rec_payload_decode(REC_FRAME_NIC, b.p, b.len, &s), 0);
+	assert_int_equal(s.nnapi, REC_INTERVAL_NAPI_MAX);
+	assert_int_equal(s.nsoftnet, REC_INTERVAL_SOFTNET_MAX);
+	snapshot__free(&s);
+	nic_payload(&b, REC_INTERVAL_NAPI_MAX + 1, 1);
+	snapshot__init(&s);
+	assert_int_equal(rec_payload_decode(REC_FRAME_NIC, b.p, b.len, &s), -E2BIG);
+	snapshot__free(&s);
+	nic_payload(&b, 1, REC_INTERVAL_SOFTNET_MAX + 1);
+	snapshot__init(&s);
+	assert_int_equal(rec_payload_decode(REC_FRAME_NIC, b.p, b.len, &s), -E2BIG);
+	snapshot__free(&s);
+	free(b.p);
+}
+
 /* A segment whose one interval has nslow slow requests (nslow / 512 flight frames). */
 static void segment_with_slow(struct rec_buf *out, size_t nslow)
 {
@@ -389,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_repeated_keys_merge_on_decode),
 		cmocka_unit_test(test_repeated_devices_merge_on_decode),
 		cmocka_unit_test(test_interval_limits),
+		cmocka_unit_test(test_nic_interval_limits),
 		cmocka_unit_test(test_flight_frame_limits),
 		cmocka_unit_test(test_flight_frame_over_512_is_corrupt),
 		cmocka_unit_test(test_report_limits),

@@ -393,10 +393,14 @@ def cmd_summarize(args):
     sys.stdout.write(render_md(res))
 
 
-# the hooks that run for every packet or every send (issue 23: <= 100 ns median a run)
+# the hooks that run for every packet or every send (issue 23: <= 100 ns median a run),
+# the driver/softirq ones (record --port loads them) included: per packet, or per NET_RX
+# softirq and NAPI poll, which under load is about as often
 PER_PACKET_HOOKS = ("netif_receive_skb", "net_dev_queue", "net_dev_start_xmit", "net_dev_xmit",
                     "qdisc_enqueue", "qdisc_dequeue", "tcp_probe", "tcp_sendmsg_locked",
-                    "sk_data_ready", "sock_recv_length", "sock_send_length")
+                    "sk_data_ready", "sock_recv_length", "sock_send_length", "netif_rx",
+                    "napi_gro_receive", "napi_gro_frags", "softirq_raise", "softirq_entry",
+                    "napi_poll", "consume_skb")
 
 
 def rpc_ns_per_request(recs):

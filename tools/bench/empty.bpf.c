@@ -60,6 +60,15 @@ BASELINE_TP(inet_sock_set_state, inet_sock_set_state, 0)
 BASELINE_TP(sched_switch, sched_switch, 1)
 BASELINE_TP(sched_wakeup, sched_wakeup, 1)
 BASELINE_TP(sched_process_exit, sched_exit, 0)
+/* the driver/softirq hooks (bpf/nic.bpf.h), named as tailtrace's programs are; not
+ * napi:dql_stall_detected, which kernels before 6.10 lack (the object would not load) */
+BASELINE_TP(netif_rx, netif_rx, 1)
+BASELINE_TP(napi_gro_receive_entry, napi_gro_receive, 1)
+BASELINE_TP(napi_gro_frags_entry, napi_gro_frags, 1)
+BASELINE_TP(softirq_raise, softirq_raise, 1)
+BASELINE_TP(softirq_entry, softirq_entry, 1)
+BASELINE_TP(napi_poll, napi_poll, 0)
+BASELINE_TP(consume_skb, consume_skb, 1)
 
 /* sockops runs once per callback of every socket in the cgroup, TX timestamping callbacks
  * included once tailtrace has enabled them on a socket */

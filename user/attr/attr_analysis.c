@@ -292,6 +292,10 @@ static const char *action_hint(enum attr_verdict_class v, enum attr_part p, bool
 			return "the application leaves data unread on its socket";
 		if (p == PART_GPU_WAIT)
 			return "the thread waits on the GPU";
+		if (p == PART_RX_BACKLOG)
+			return "received packets wait for the NET_RX softirq on a busy CPU: move "
+			       "the competing load or steer receive work (RPS/IRQ affinity) "
+			       "elsewhere";
 		return "the application itself is slow on these requests";
 	case VERDICT_CONGESTION:
 		return "a queue on the path builds up: look at what shares that device/flow";
@@ -420,8 +424,10 @@ static void tail_stages(const struct attr_agg *a, int role, const struct snapsho
 	}
 }
 
-/* The verdict's stage: the top stage of the named class, and its top place. */
-static void verdict_stage(struct attr_group *g)
+/* The verdict's stage: the top stage of the named class, and its top place (for
+ * rx.backlog the backlog's CPU and its softirq from the histograms, where s has them: a
+ * request knows only its flow). */
+static void verdict_stage(struct attr_group *g, const struct snapshot *s)
 {
 	struct attr_verdict *v = &g->verdict;
 
@@ -437,6 +443,8 @@ static void verdict_stage(struct attr_group *g)
 		v->has_part = true;
 		if (g->stages[i].nplaces)
 			snprintf(v->where, sizeof(v->where), "%s", g->stages[i].places[0].where);
+		if (v->part == PART_RX_BACKLOG)
+			attr_backlog_where(s, v->where, sizeof(v->where));
 		break;
 	}
 }
@@ -498,7 +506,7 @@ static void tail_analyze(const struct attr_agg *a, int d, const struct snapshot 
 	fmt_duration(t.excess, sizeof(t.excess), g->excess_ns, DUR_PROSE);
 	verdict_decide(sd, P, &t, order, g);
 	tail_stages(a, client ? ROLE_CLIENT : ROLE_SERVER, s, med, lo >> ATTR_BAND_SHIFT, g);
-	verdict_stage(g);
+	verdict_stage(g, s);
 	verdict_summary(sd, P, &t, order, client, g);
 	g->verdict.episodic = g->verdict.class;
 	g->verdict.kind =

@@ -16,15 +16,25 @@ enum part_kind { PK_FLOOR, PK_WORK, PK_WAIT, PK_UNSEEN };
  * them is waiting. tcp.rtt's base is the path floor itself (attr_floor.c), rx.stack and
  * tx.nic the stack's and driver's own cost. Work is the request's own compute. */
 static const enum part_kind part_kind[ATTR_PARTS] = {
-	[PART_RX_STACK] = PK_FLOOR,     [PART_RX_SOCKQ] = PK_WAIT,
-	[PART_TX_SENDQ] = PK_WAIT,      [PART_TX_QDISC] = PK_WAIT,
-	[PART_TX_NIC] = PK_FLOOR,       [PART_RETRANS_LOSS] = PK_WAIT,
-	[PART_RETRANS_QUEUE] = PK_WAIT, [PART_RTT_BASE] = PK_FLOOR,
-	[PART_RTT_QUEUE] = PK_WAIT,     [PART_SCHED_RUNQ] = PK_WAIT,
-	[PART_SCHED_ONCPU] = PK_WORK,   [PART_SCHED_OFFCPU] = PK_WORK,
-	[PART_GPU_WAIT] = PK_WORK,      [PART_APP_OTHER] = PK_WORK,
-	[PART_REMOTE] = PK_UNSEEN,      [PART_UNCOVERED] = PK_UNSEEN,
+	[PART_RX_STACK] = PK_FLOOR,
+	[PART_RX_SOCKQ] = PK_WAIT,
+	[PART_TX_SENDQ] = PK_WAIT,
+	[PART_TX_QDISC] = PK_WAIT,
+	[PART_TX_NIC] = PK_FLOOR,
+	[PART_RETRANS_LOSS] = PK_WAIT,
+	[PART_RETRANS_QUEUE] = PK_WAIT,
+	[PART_RTT_BASE] = PK_FLOOR,
+	[PART_RTT_QUEUE] = PK_WAIT,
+	[PART_SCHED_RUNQ] = PK_WAIT,
+	[PART_SCHED_ONCPU] = PK_WORK,
+	[PART_SCHED_OFFCPU] = PK_WORK,
+	[PART_GPU_WAIT] = PK_WORK,
+	[PART_APP_OTHER] = PK_WORK,
+	[PART_REMOTE] = PK_UNSEEN,
+	[PART_UNCOVERED] = PK_UNSEEN,
 	[PART_TX_SENDQ_LOSS] = PK_WAIT,
+	/* packets waiting for the NET_RX softirq: nothing of it is the stack's own cost */
+	[PART_RX_BACKLOG] = PK_WAIT,
 };
 
 const char *attr_verdict_kind_name(enum attr_verdict_kind k)

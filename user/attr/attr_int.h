@@ -166,4 +166,10 @@ enum attr_verdict_class attr_class_verdict(enum attr_class c);
 void attr_chronic_analyze(const struct attr_agg *a, int side, const struct snapshot *s,
 			  const struct attr_params *P, struct attr_report *r);
 
+/* attr_backlog.c: for a tail in rx.backlog, the backlog place (CPU, device, RX queue)
+ * with the most time at or above the stage's p99 in s's placed rx.backlog histograms, and
+ * how long that CPU's NET_RX softirq waited (rx.softirq), written to where; false when s
+ * has no placed rx.backlog histogram (where untouched). */
+bool attr_backlog_where(const struct snapshot *s, char *where, size_t len);
+
 #endif

@@ -198,6 +198,10 @@ int report_print_text(FILE *f, const struct snapshot *s, const char *source,
 	if (err)
 		return err;
 	text_stages(f, s);
+	if (s->nnapi || s->nsoftnet) {
+		fputs("\ndriver and softirq counters, summed over the window:\n", f);
+		nic_report_text(s, window_seconds(s), f);
+	}
 	err = text_tail_profile(f, s);
 	if (err)
 		return err;
@@ -342,6 +346,8 @@ int report_json_keys(struct json_writer *w, const struct snapshot *s, const char
 	err = json_attribution(w, s);
 	if (!err) {
 		json_stages(w, s);
+		/* "napi" and "softnet", summed over the window, when the recording has them */
+		nic_report_json(s, window_seconds(s), w);
 		json_tail_profile(w, &tp);
 		json_counters(w, s);
 	}

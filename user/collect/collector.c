@@ -89,12 +89,14 @@ static const struct {
 };
 
 /* The driver/softirq programs fire per packet or per softirq on the whole host: they run
- * only when something selects them. A device filter selects its devices; a port filter
- * of a request command (explain, record) selects them so a request's backlog wait is seen;
- * --stage naming one of their stages selects them on every device. */
+ * only when something selects them. A device filter selects its devices; a port or
+ * process filter of a request command (explain, record) selects them so a request's
+ * backlog wait is seen; --stage naming one of their stages selects them on every device. */
 static bool nic_wanted(const struct tt_opts *o, unsigned int features)
 {
-	if (o->ndevs || (o->nports && (features & COLL_REQUESTS)))
+	bool flows = o->nports || o->pid || o->comm[0] || o->cgroup_path[0];
+
+	if (o->ndevs || (flows && (features & COLL_REQUESTS)))
 		return true;
 	for (int i = 0; i < o->nstages; i++) {
 		const struct stage_info *si = stage_info(o->stages[i]);

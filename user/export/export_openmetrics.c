@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /* OpenMetrics 1.0 text exposition of a snapshot: stage latency histograms, the global
- * counters and tailtrace's own cost. Used by `report --format openmetrics` and by the
- * `record --listen` endpoint. */
+ * counters, NAPI polls and softnet_stat per CPU, and tailtrace's own cost. Used by `report --format
+ * openmetrics` and by the `record --listen` endpoint. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "export/exports.h"
 #include "core/histogram.h"
 #include "record/record_format.h"
 #include "core/stages.h"
+#include "lib/util.h"
 
 #define LABELS_LEN 1024
 
@@ -228,6 +230,140 @@ static void print_programs(FILE *f, const struct snapshot *s, const char *host, 
 	}
 }
 
+/* A NAPI instance's labels: dev and napi_id, or cpu for a CPU's backlog (no device). */
+struct om_napi {
+	char labels[LABELS_LEN];
+	struct napi_count c;
+};
+
+static int cmp_napi(const void *a, const void *b)
+{
+	return strcmp(((const struct om_napi *)a)->labels, ((const struct om_napi *)b)->labels);
+}
+
+static int cmp_softnet(const void *a, const void *b)
+{
+	__u32 x = ((const struct snap_softnet *)a)->cpu, y = ((const struct snap_softnet *)b)->cpu;
+
+	return x < y ? -1 : x > y;
+}
+
+static void napi_series(FILE *f, const char *host, const char *name, const struct om_napi *v,
+			size_t n, size_t col, __u64 ts)
+{
+	char sample[128];
+
+	snprintf(sample, sizeof(sample), "%s_total", name);
+	for (size_t i = 0; i < n; i++) {
+		__u64 x = col == 0 ? v[i].c.polls : col == 1 ? v[i].c.exhausted : v[i].c.work;
+
+		sample_start(f, sample, host, v[i].labels);
+		fprintf(f, " %llu", (unsigned long long)x);
+		print_ts(f, ts);
+		fputc('\n', f);
+	}
+}
+
+/* NAPI polls against their budget per device and queue, and /proc/net/softnet_stat per
+ * CPU (bpf/nic.bpf.h): families only when the driver/softirq programs ran. */
+static int print_nic(FILE *f, const struct snapshot *s, const char *host, __u64 ts)
+{
+	static const struct {
+		const char *name, *help;
+	} napi_fam[] = {
+		{ "tailtrace_napi_polls",
+		  "NAPI polls, by device and NAPI id (cpu: a CPU's backlog)" },
+		{ "tailtrace_napi_polls_exhausted",
+		  "NAPI polls that used their whole budget: the driver had more packets" },
+		{ "tailtrace_napi_packets", "Packets handled by NAPI polls" },
+	};
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} sn_fam[] = {
+		{ "tailtrace_softnet_processed", "Packets processed by the CPU (softnet_stat)",
+		  offsetof(struct snap_softnet, processed) },
+		{ "tailtrace_softnet_dropped",
+		  "Packets dropped because the CPU's backlog was full (softnet_stat)",
+		  offsetof(struct snap_softnet, dropped) },
+		{ "tailtrace_softnet_time_squeeze",
+		  "NET_RX softirq runs that ended with work left: budget or time (softnet_stat)",
+		  offsetof(struct snap_softnet, time_squeeze) },
+		{ "tailtrace_softnet_received_rps",
+		  "RPS/RFS inter-processor interrupts received by the CPU (softnet_stat)",
+		  offsetof(struct snap_softnet, received_rps) },
+		{ "tailtrace_softnet_flow_limit",
+		  "Packets dropped by the flow limit (softnet_stat)",
+		  offsetof(struct snap_softnet, flow_limit) },
+	};
+	struct om_napi *v = calloc(s->nnapi ? s->nnapi : 1, sizeof(*v));
+	struct snap_softnet *rows = calloc(s->nsoftnet ? s->nsoftnet : 1, sizeof(*rows));
+	size_t n = 0;
+
+	if (!v || !rows) {
+		free(v);
+		free(rows);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->nnapi; i++) {
+		const struct snap_napi *sn = &s->napi[i];
+		char dev[96], edev[200];
+
+		if (sn->key.ifindex) {
+			snapshot__dev_label(s, sn->key.netns, sn->key.ifindex, dev, sizeof(dev));
+			escape_value(edev, sizeof(edev), dev);
+			snprintf(v[n].labels, LABELS_LEN, "dev=\"%s\",napi_id=\"%u\"", edev,
+				 sn->key.napi_id);
+		} else {
+			snprintf(v[n].labels, LABELS_LEN, "cpu=\"%u\"", sn->key.napi_id);
+		}
+		v[n++].c = sn->c;
+	}
+	/* keys that differ only in what the labels do not show are one series */
+	qsort(v, n, sizeof(*v), cmp_napi);
+	{
+		size_t w = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (w && !strcmp(v[w - 1].labels, v[i].labels)) {
+				v[w - 1].c.polls += v[i].c.polls;
+				v[w - 1].c.exhausted += v[i].c.exhausted;
+				v[w - 1].c.work += v[i].c.work;
+			} else {
+				v[w++] = v[i];
+			}
+		}
+		n = w;
+	}
+	for (size_t k = 0; s->nnapi && k < ARRAY_SIZE(napi_fam); k++) {
+		family(f, napi_fam[k].name, "counter", NULL, napi_fam[k].help);
+		napi_series(f, host, napi_fam[k].name, v, n, k, ts);
+	}
+	free(v);
+	if (s->nsoftnet)
+		memcpy(rows, s->softnet, s->nsoftnet * sizeof(*rows));
+	qsort(rows, s->nsoftnet, sizeof(*rows), cmp_softnet);
+	for (size_t k = 0; s->nsoftnet && k < ARRAY_SIZE(sn_fam); k++) {
+		family(f, sn_fam[k].name, "counter", NULL, sn_fam[k].help);
+		char sample[128];
+
+		snprintf(sample, sizeof(sample), "%s_total", sn_fam[k].name);
+		for (size_t i = 0; i < s->nsoftnet; i++) {
+			char cpu[24];
+			__u64 x;
+
+			memcpy(&x, (const char *)&rows[i] + sn_fam[k].off, sizeof(x));
+			snprintf(cpu, sizeof(cpu), "cpu=\"%u\"", rows[i].cpu);
+			sample_start(f, sample, host, cpu);
+			fprintf(f, " %llu", (unsigned long long)x);
+			print_ts(f, ts);
+			fputc('\n', f);
+		}
+	}
+	free(rows);
+	return 0;
+}
+
 static void gauge(FILE *f, const char *host, const char *name, const char *help, double v, __u64 ts)
 {
 	family(f, name, "gauge", NULL, help);
@@ -321,6 +457,9 @@ int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)
 	fputc('\n', f);
 	print_programs(f, s, host, ts);
 	print_sampling(f, s, host, ts);
+	err = print_nic(f, s, host, ts);
+	if (err)
+		return err;
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -93,14 +93,16 @@ int report_json_keys(struct json_writer *w, const struct snapshot *s, const char
  * 5 s for the whole exchange, HTTP_MAX_SERIES histogram series. */
 #define HTTP_MAX_SERIES 2048 /* twice the kernel's histogram map: churn can add keys */
 #define HTTP_MAX_DEVS   256
+#define HTTP_MAX_NAPI   1024 /* NAPI instances: four times the kernel's napi_counts map */
 struct http_metrics;
 
 /* listen: "PORT", ":PORT", "HOST:PORT" or "[V6]:PORT"; HOST defaults to 127.0.0.1.
  * Binding a non-loopback address is allowed but is the caller's explicit choice. */
 struct http_metrics *http_metrics__open(const char *listen, char *err, size_t errlen);
 /* Adds one interval to the cumulative totals served (histograms, counters, devices) and
- * renders them. Keys past HTTP_MAX_SERIES / HTTP_MAX_DEVS are not added: the histograms'
- * are counted in tailtrace_listen_series_over_limit_total. */
+ * renders them. Keys past HTTP_MAX_SERIES / HTTP_MAX_NAPI / HTTP_MAX_DEVS are not added:
+ * the histograms' and NAPI instances' are counted in
+ * tailtrace_listen_series_over_limit_total. */
 int http_metrics__update(struct http_metrics *h, const struct snapshot *interval);
 /* The host="NAME" label of every series served (record --host, else the node name);
  * renders again so that no scrape sees the series without it. 0 or -errno. */

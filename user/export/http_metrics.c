@@ -65,7 +65,7 @@ struct http_metrics {
 	int port;
 	/* the record loop's side: cumulative since start (counters must only grow) */
 	struct snapshot total;
-	__u64 series_over; /* histogram keys of an interval not added: HTTP_MAX_SERIES hit */
+	__u64 series_over; /* histogram keys or NAPI instances not added: a bound hit */
 	/* the text served, replaced whole by each update */
 	pthread_mutex_t lock;
 	struct http_body *body;
@@ -119,10 +119,12 @@ static int render(struct http_metrics *h)
 	if (!err)
 		fprintf(f,
 			"# TYPE tailtrace_listen_series_over_limit counter\n"
-			"# HELP tailtrace_listen_series_over_limit Histogram keys of an interval "
-			"not served: the bound of %d series was reached\n"
+			"# HELP tailtrace_listen_series_over_limit Histogram keys or NAPI "
+			"instances of an interval not served: the bound of %d series or %d NAPI "
+			"instances was reached\n"
 			"tailtrace_listen_series_over_limit_total%s %llu\n# EOF\n",
-			HTTP_MAX_SERIES, host_label, (unsigned long long)h->series_over);
+			HTTP_MAX_SERIES, HTTP_MAX_NAPI, host_label,
+			(unsigned long long)h->series_over);
 	if (fclose(f) && !err)
 		err = -ENOMEM;
 	if (err) {
@@ -268,6 +270,27 @@ int http_metrics__set_host(struct http_metrics *h, const char *host)
 	return render(h);
 }
 
+/* NAPI instances into the totals, bounded as the histogram series are: a device churn
+ * (pods coming and going) must not grow the text without end. */
+static int add_napi(struct http_metrics *h, const struct snapshot *interval)
+{
+	for (size_t i = 0; i < interval->nnapi; i++) {
+		const struct snap_napi *src = &interval->napi[i];
+		bool known = false;
+		int err;
+
+		for (size_t j = 0; j < h->total.nnapi && !known; j++)
+			known = !memcmp(&h->total.napi[j].key, &src->key, sizeof(src->key));
+		if (!known && h->total.nnapi >= HTTP_MAX_NAPI) {
+			h->series_over++;
+			continue;
+		}
+		if ((err = snapshot__add_napi(&h->total, &src->key, &src->c)))
+			return err;
+	}
+	return 0;
+}
+
 int http_metrics__update(struct http_metrics *h, const struct snapshot *interval)
 {
 	struct snapshot only = *interval;
@@ -279,9 +302,13 @@ int http_metrics__update(struct http_metrics *h, const struct snapshot *interval
 	only.attr = NULL;
 	only.hists = NULL;
 	only.nhists = 0;
+	only.napi = NULL;
+	only.nnapi = 0;
 	if (h->total.ndevs >= HTTP_MAX_DEVS)
 		only.ndevs = 0; /* a device without a name is labelled by its index */
 	err = add_series(h, interval);
+	if (!err)
+		err = add_napi(h, interval);
 	if (!err)
 		err = snapshot__merge(&h->total, &only);
 	h->total.hist_live = interval->hist_live; /* a gauge: the latest value */

@@ -29,14 +29,21 @@
 #define REC_INTERVAL_HISTS_MAX   8192 /* distinct histogram keys (~48 MB); record's map: 4096 */
 #define REC_INTERVAL_DEVS_MAX    4096 /* devices; the kernel's device-name map holds 1024 */
 #define REC_INTERVAL_FLIGHTS_MAX 16   /* flight-recorder frames; record writes one (≤ 256) */
+#define REC_INTERVAL_NAPI_MAX    512  /* NAPI instances; the kernel's napi_counts map: 256 */
+#define REC_INTERVAL_SOFTNET_MAX 1024 /* softnet_stat rows (CPUs); collect/softnet.h reads 1024 */
 /* Everything one report merges (rec_window_merge): */
-#define REC_REPORT_HISTS_MAX 32768      /* distinct histogram keys (~192 MB) */
-#define REC_REPORT_DEVS_MAX  4096       /* distinct devices */
-#define REC_REPORT_SLOW_MAX  (1u << 18) /* slow requests (~73 MB; ~3 h at 256 a 10 s interval) */
+#define REC_REPORT_HISTS_MAX   32768      /* distinct histogram keys (~192 MB) */
+#define REC_REPORT_DEVS_MAX    4096       /* distinct devices */
+#define REC_REPORT_SLOW_MAX    (1u << 18) /* slow requests (~73 MB; ~3 h at 256 a 10 s interval) */
+#define REC_REPORT_NAPI_MAX    4096       /* distinct NAPI instances */
+#define REC_REPORT_SOFTNET_MAX 4096       /* distinct CPUs of softnet_stat rows */
 
 enum rec_frame_type {
 	REC_FRAME_SNAPSHOT = 1,
 	REC_FRAME_FLIGHT = 2,
+	/* NAPI polls and softnet_stat rows of the interval; readers that predate it skip it
+	 * as an unknown intact frame */
+	REC_FRAME_NIC = 3,
 };
 
 struct rec_header {
@@ -84,7 +91,7 @@ int rec_decode(const void *buf, size_t len, const char *name, struct rec_header 
 	       rec_snapshot_fn fn, void *ctx, struct rec_diag *d);
 
 /* Decodes one frame payload (already decompressed) into s: exposed for the fuzzer and the
- * tests. A flight payload's interval is returned in s->start_ns/end_ns. */
+ * tests. A flight or NIC payload's interval is returned in s->start_ns/end_ns. */
 int rec_payload_decode(int type, const void *buf, size_t len, struct snapshot *s);
 
 /* Reads one segment file, or every *.ttrec segment of a directory in sequence order.
@@ -116,7 +123,7 @@ bool rec_in_window(const struct snapshot *s, __u64 from_ns, __u64 to_ns);
 /* dst += src for a report: -E2BIG, with msg naming the limit, and dst unchanged when dst
  * would then hold more than lim allows (NULL: the REC_REPORT_*_MAX); else 0 or -ENOMEM. */
 struct rec_limits {
-	size_t hists, devs, slow;
+	size_t hists, devs, slow, napi, softnet;
 };
 int rec_window_merge(struct snapshot *dst, const struct snapshot *src, const struct rec_limits *lim,
 		     char *msg, size_t len);

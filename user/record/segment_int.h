@@ -13,4 +13,11 @@ int rec_diag_set(struct rec_diag *d, int err, __u64 off, const char *fmt, ...)
 /* Grows *arr, of elem-byte elements, to hold need (capacity doubling). 0 or -ENOMEM. */
 int rec_grow_array(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* The named columns of a NIC frame (docs/record-format.md): names, not positions, so a
+ * later build can add a column that an older reader skips. */
+#define REC_NAPI_COLS    3 /* polls, exhausted, packets */
+#define REC_SOFTNET_COLS 5 /* processed, dropped, time_squeeze, received_rps, flow_limit */
+extern const char *const rec_napi_cols[REC_NAPI_COLS];
+extern const char *const rec_softnet_cols[REC_SOFTNET_COLS];
+
 #endif

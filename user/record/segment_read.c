@@ -351,6 +351,83 @@ static int decode_flight(struct cur *c, struct snapshot *s)
 	return c->bad ? -EBADMSG : 0;
 }
 
+/* Column names of a NIC frame section mapped to the known ones (-1: a later column,
+ * skipped). Returns the column count. */
+static int nic_columns(struct cur *c, const char *const *known, int nknown, int cols[256])
+{
+	char name[256];
+	int n = get_u8(c);
+
+	for (int i = 0; i < n; i++) {
+		get_str8(c, name, sizeof(name));
+		cols[i] = -1;
+		for (int k = 0; k < nknown; k++)
+			if (!strcmp(name, known[k]))
+				cols[i] = k;
+	}
+	return n;
+}
+
+/* Reads one row's n columns into v[] by their known index. */
+static void nic_row(struct cur *c, const int *cols, int n, __u64 *v)
+{
+	for (int i = 0; i < n; i++) {
+		__u64 x = get_u64(c);
+
+		if (cols[i] >= 0)
+			v[cols[i]] = x;
+	}
+}
+
+static int decode_nic(struct cur *c, struct snapshot *s)
+{
+	int cols[256], ncols, err;
+	__u32 n;
+
+	s->start_ns = get_u64(c);
+	s->end_ns = get_u64(c);
+	ncols = nic_columns(c, rec_napi_cols, REC_NAPI_COLS, cols);
+	n = get_u32(c);
+	if (c->bad || n > remaining(c) / (12 + 8u * ncols))
+		return -EBADMSG;
+	for (__u32 i = 0; i < n && !c->bad; i++) {
+		struct napi_key k = { 0 };
+		__u64 v[REC_NAPI_COLS] = { 0 };
+		struct napi_count cnt;
+
+		k.netns = get_u32(c);
+		k.ifindex = get_u32(c);
+		k.napi_id = get_u32(c);
+		nic_row(c, cols, ncols, v);
+		cnt = (struct napi_count){ .polls = v[0], .exhausted = v[1], .work = v[2] };
+		if (!c->bad && (err = snapshot__add_napi(s, &k, &cnt)))
+			return err;
+		if (s->nnapi > REC_INTERVAL_NAPI_MAX)
+			return -E2BIG;
+	}
+	ncols = nic_columns(c, rec_softnet_cols, REC_SOFTNET_COLS, cols);
+	n = get_u32(c);
+	if (c->bad || n > remaining(c) / (4 + 8u * ncols))
+		return -EBADMSG;
+	for (__u32 i = 0; i < n && !c->bad; i++) {
+		struct snap_softnet r = { 0 };
+		__u64 v[REC_SOFTNET_COLS] = { 0 };
+
+		r.cpu = get_u32(c);
+		nic_row(c, cols, ncols, v);
+		r.processed = v[0];
+		r.dropped = v[1];
+		r.time_squeeze = v[2];
+		r.received_rps = v[3];
+		r.flow_limit = v[4];
+		if (!c->bad && (err = snapshot__add_softnet(s, &r)))
+			return err;
+		if (s->nsoftnet > REC_INTERVAL_SOFTNET_MAX)
+			return -E2BIG;
+	}
+	return c->bad ? -EBADMSG : 0;
+}
+
 int rec_payload_decode(int type, const void *buf, size_t len, struct snapshot *s)
 {
 	struct cur c = { .p = buf, .len = len };
@@ -360,6 +437,8 @@ int rec_payload_decode(int type, const void *buf, size_t len, struct snapshot *s
 		return decode_snapshot(&c, s);
 	case REC_FRAME_FLIGHT:
 		return decode_flight(&c, s);
+	case REC_FRAME_NIC:
+		return decode_nic(&c, s);
 	default:
 		return -EINVAL;
 	}
@@ -622,6 +701,48 @@ static int flight_frame(struct seg_reader *rd, const struct frame *fr, const __u
 	return err;
 }
 
+/* A NIC frame adds its NAPI and softnet counters to the interval of the snapshot frame
+ * before it, which must be the same interval. */
+static int nic_frame(struct seg_reader *rd, const struct frame *fr, const __u8 *raw)
+{
+	struct snapshot *pend = &rd->pend;
+	struct snapshot nf;
+	const char *what = "NAPI instances";
+	int err, max = REC_INTERVAL_NAPI_MAX;
+
+	snapshot__init(&nf);
+	err = rec_payload_decode(fr->type, raw, fr->rawlen, &nf);
+	if (!err && (!rd->have || nf.start_ns != pend->start_ns || nf.end_ns != pend->end_ns))
+		err = -ENOENT;
+	for (size_t i = 0; !err && i < nf.nnapi; i++)
+		err = snapshot__add_napi(pend, &nf.napi[i].key, &nf.napi[i].c);
+	for (size_t i = 0; !err && i < nf.nsoftnet; i++)
+		err = snapshot__add_softnet(pend, &nf.softnet[i]);
+	if (!err &&
+	    (pend->nnapi > REC_INTERVAL_NAPI_MAX || pend->nsoftnet > REC_INTERVAL_SOFTNET_MAX))
+		err = -E2BIG;
+	if (err == -E2BIG &&
+	    (nf.nsoftnet > REC_INTERVAL_SOFTNET_MAX || pend->nsoftnet > REC_INTERVAL_SOFTNET_MAX)) {
+		what = "softnet_stat rows";
+		max = REC_INTERVAL_SOFTNET_MAX;
+	}
+	snapshot__free(&nf);
+	if (err == -ENOENT)
+		return rec_diag_set(rd->d, -EBADMSG, fr->off,
+				    "%s: NIC counter frame at offset %zu has no snapshot frame "
+				    "before it",
+				    rd->name, fr->off);
+	if (err == -EBADMSG)
+		rec_diag_set(rd->d, err, fr->off, "%s: corrupt frame payload at offset %zu",
+			     rd->name, fr->off);
+	if (err == -E2BIG)
+		rec_diag_set(rd->d, err, fr->off,
+			     "%s: the interval at offset %zu holds more than %d %s, the most one "
+			     "interval may (docs/record-format.md, \"Limits\")",
+			     rd->name, fr->off, max, what);
+	return err;
+}
+
 int rec_decode(const void *buf, size_t len, const char *name, struct rec_header *hdr,
 	       rec_snapshot_fn fn, void *ctx, struct rec_diag *d)
 {
@@ -650,11 +771,15 @@ int rec_decode(const void *buf, size_t len, const char *name, struct rec_header 
 		}
 		if (err)
 			goto out;
-		if (fr.type == REC_FRAME_SNAPSHOT || fr.type == REC_FRAME_FLIGHT) {
+		if (fr.type == REC_FRAME_SNAPSHOT || fr.type == REC_FRAME_FLIGHT ||
+		    fr.type == REC_FRAME_NIC) {
 			err = frame_inflate(&fr, &raw, name, d);
-			if (!err)
-				err = fr.type == REC_FRAME_SNAPSHOT ? snapshot_frame(&rd, &fr, raw)
-								    : flight_frame(&rd, &fr, raw);
+			if (!err && fr.type == REC_FRAME_SNAPSHOT)
+				err = snapshot_frame(&rd, &fr, raw);
+			else if (!err && fr.type == REC_FRAME_FLIGHT)
+				err = flight_frame(&rd, &fr, raw);
+			else if (!err)
+				err = nic_frame(&rd, &fr, raw);
 			if (err)
 				goto out;
 			free(raw);

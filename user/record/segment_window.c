@@ -189,12 +189,37 @@ static const struct rec_limits report_limits = {
 	.hists = REC_REPORT_HISTS_MAX,
 	.devs = REC_REPORT_DEVS_MAX,
 	.slow = REC_REPORT_SLOW_MAX,
+	.napi = REC_REPORT_NAPI_MAX,
+	.softnet = REC_REPORT_SOFTNET_MAX,
 };
+
+/* NAPI instances and softnet CPUs of src that dst does not hold yet. */
+static void count_new_nic(const struct snapshot *dst, const struct snapshot *src, size_t *napi,
+			  size_t *softnet)
+{
+	*napi = *softnet = 0;
+	for (size_t i = 0; i < src->nnapi; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < dst->nnapi && !found; j++)
+			found = !memcmp(&dst->napi[j].key, &src->napi[i].key,
+					sizeof(src->napi[i].key));
+		*napi += !found;
+	}
+	for (size_t i = 0; i < src->nsoftnet; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < dst->nsoftnet && !found; j++)
+			found = dst->softnet[j].cpu == src->softnet[i].cpu;
+		*softnet += !found;
+	}
+}
 
 int rec_window_merge(struct snapshot *dst, const struct snapshot *src, const struct rec_limits *lim,
 		     char *msg, size_t len)
 {
 	size_t new_hists = src->nhists, new_devs = src->ndevs, limit = 0;
+	size_t new_napi = src->nnapi, new_softnet = src->nsoftnet;
 	const char *what = NULL;
 	int err;
 
@@ -204,6 +229,8 @@ int rec_window_merge(struct snapshot *dst, const struct snapshot *src, const str
 	if ((dst->nhists + new_hists > lim->hists || dst->ndevs + new_devs > lim->devs) &&
 	    (err = snapshot__count_new(dst, src, &new_hists, &new_devs)))
 		return err;
+	if (dst->nnapi + new_napi > lim->napi || dst->nsoftnet + new_softnet > lim->softnet)
+		count_new_nic(dst, src, &new_napi, &new_softnet);
 	if (dst->nhists + new_hists > lim->hists) {
 		what = "histogram keys";
 		limit = lim->hists;
@@ -213,6 +240,12 @@ int rec_window_merge(struct snapshot *dst, const struct snapshot *src, const str
 	} else if (dst->nslow + src->nslow > lim->slow) {
 		what = "slow requests";
 		limit = lim->slow;
+	} else if (dst->nnapi + new_napi > lim->napi) {
+		what = "NAPI instances";
+		limit = lim->napi;
+	} else if (dst->nsoftnet + new_softnet > lim->softnet) {
+		what = "softnet_stat CPUs";
+		limit = lim->softnet;
 	}
 	if (!what)
 		return snapshot__merge(dst, src);

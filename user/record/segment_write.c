@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "record/record_format.h"
+#include "record/segment_int.h"
 #include "attr/attribution.h"
 #include "core/stages.h"
 #include "lib/util.h"
@@ -363,6 +363,48 @@ static int encode_flight(struct rec_buf *b, const struct snapshot *s, size_t fro
 	return b->err;
 }
 
+const char *const rec_napi_cols[REC_NAPI_COLS] = { "polls", "exhausted", "packets" };
+const char *const rec_softnet_cols[REC_SOFTNET_COLS] = { "processed", "dropped", "time_squeeze",
+							 "received_rps", "flow_limit" };
+
+static void put_columns(struct rec_buf *b, const char *const *cols, __u8 n)
+{
+	put_u8(b, n);
+	for (__u8 i = 0; i < n; i++)
+		put_str8(b, cols[i], 64);
+}
+
+static int encode_nic(struct rec_buf *b, const struct snapshot *s)
+{
+	put_u64(b, s->start_ns);
+	put_u64(b, s->end_ns);
+	put_columns(b, rec_napi_cols, REC_NAPI_COLS);
+	put_u32(b, (__u32)s->nnapi);
+	for (size_t i = 0; i < s->nnapi; i++) {
+		const struct snap_napi *n = &s->napi[i];
+
+		put_u32(b, n->key.netns);
+		put_u32(b, n->key.ifindex);
+		put_u32(b, n->key.napi_id);
+		put_u64(b, n->c.polls);
+		put_u64(b, n->c.exhausted);
+		put_u64(b, n->c.work);
+	}
+	put_columns(b, rec_softnet_cols, REC_SOFTNET_COLS);
+	put_u32(b, (__u32)s->nsoftnet);
+	for (size_t i = 0; i < s->nsoftnet; i++) {
+		const struct snap_softnet *r = &s->softnet[i];
+
+		put_u32(b, r->cpu);
+		put_u64(b, r->processed);
+		put_u64(b, r->dropped);
+		put_u64(b, r->time_squeeze);
+		put_u64(b, r->received_rps);
+		put_u64(b, r->flow_limit);
+	}
+	return b->err;
+}
+
 int rec_interval_encode(struct rec_buf *out, const struct snapshot *s)
 {
 	struct rec_buf raw = { 0 };
@@ -372,6 +414,13 @@ int rec_interval_encode(struct rec_buf *out, const struct snapshot *s)
 	err = encode_snapshot(&raw, s);
 	if (!err)
 		err = frame_append(out, REC_FRAME_SNAPSHOT, &raw);
+	/* only when the driver/softirq programs ran: other recordings stay as they were */
+	if (!err && (s->nnapi || s->nsoftnet)) {
+		raw.len = 0;
+		err = encode_nic(&raw, s);
+		if (!err)
+			err = frame_append(out, REC_FRAME_NIC, &raw);
+	}
 	for (size_t i = 0; !err && i < s->nslow; i += REC_FLIGHT_PER_FRAME) {
 		size_t n =
 			s->nslow - i < REC_FLIGHT_PER_FRAME ? s->nslow - i : REC_FLIGHT_PER_FRAME;
