@@ -6,10 +6,10 @@
 # container ID, and a process outside with "cgroup N". The same with --cgroup pointing at
 # the tree, as the DaemonSet runs it (docs/deploy.md).
 #
-# Not part of `make test` yet: it fails on two known defects (docs/deploy.md, Known
-# limits): a server socket's samples taken in softirq before its process touched it are
-# grouped as 'cgroup 0', and with --cgroup TREE the id is not resolved to the pod. The
-# text table also cuts the label to its column; run it by hand: tools/by-pod-check.sh
+# Not part of `make test` yet: it fails on a known defect (docs/deploy.md, Known limits):
+# a server socket's samples taken in softirq before its process touched it are grouped as
+# 'cgroup 0'. The text table also cuts the label to its column, which the greps below do
+# not allow for; run it by hand: tools/by-pod-check.sh
 set -u
 . "$(dirname "$0")/../tests/lib.sh"
 tt_require_root

@@ -546,9 +546,21 @@ static int report_hosts(FILE *out, enum report_format fmt, struct window_ctx *w,
 	return err;
 }
 
+/* The paths given, space-separated, for the heading of a one-host report. */
+static const char *join_paths(char *buf, size_t len, const struct tt_opts *o)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < o->nargs && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", o->args[i]);
+	return buf;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct window_ctx w = { .to_ns = UINT64_MAX };
+	char paths[1024];
 	enum report_format fmt = FMT_TEXT;
 	struct tt_opts o;
 	FILE *out = stdout;
@@ -587,7 +599,7 @@ int cmd_report(int argc, char **argv)
 	if (several)
 		r = report_hosts(out, fmt, &w, &o);
 	else
-		r = report_write(out, fmt, &w, o.nargs == 1 ? o.args[0] : "several paths");
+		r = report_write(out, fmt, &w, join_paths(paths, sizeof(paths), &o));
 	if (out == stdout) {
 		if (fflush(stdout) && !r)
 			r = -errno;
