@@ -32,13 +32,13 @@
  * A decoder refuses other versions and other field/part counts, except blobs from before
  * parts were added at the end (ATTR_PARTS_V2 .. ATTR_PARTS parts; the missing parts read
  * as zero): a record written by a different model is not silently reinterpreted. */
-#define ATTR_MAGIC         "TTAT"
-#define ATTR_VERSION       3
+#define ATTR_MAGIC          "TTAT"
+#define ATTR_VERSION        3
 #define ATTR_VERSION_VARINT 2
-#define ATTR_VERSION_FIXED 1
-#define ATTR_HDR_LEN       20
-#define ATTR_PRESENT_RADDR 1u
-#define ATTR_PRESENT_COMM  2u
+#define ATTR_VERSION_FIXED  1
+#define ATTR_HDR_LEN        20
+#define ATTR_PRESENT_RADDR  1u
+#define ATTR_PRESENT_COMM   2u
 
 struct wbuf {
 	unsigned char *p;
