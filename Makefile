@@ -128,8 +128,8 @@ fuzz: deps
 bench: deps all
 	$(Q)tools/bench/run
 
-# issue 5's judgement: every explain scenario x unary/stream x IPv4/IPv6, 10 runs each
-# (~40 min; docs/attribution-results.md)
+# the judgement of explain: every scenario (loadgen: unary/stream; nginx + h2load:
+# pingpong/pipelined) x IPv4/IPv6, 10 runs each (docs/attribution-results.md)
 judge: deps all
 	$(Q)tools/judge-explain.sh
 

@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
 	--json) out=$2; shift 2;;
 	--tap) tap=1; shift;;
 	--keep) keep=$2; shift 2;;
-	-h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
+	-h|--help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0;;
 	*) echo "judge-explain: unknown option $1" >&2; exit 2;;
 	esac
 done
@@ -596,7 +596,7 @@ for r in rows:
 summary = []
 pre = "# " if tap else ""
 print(f"{pre}{'scenario':<12} {'mode':<6} {'ip':<3} {'runs':>4} {'class':>6} {'stage':>6} "
-      f"{'count':>6} {'lat':>6} {'ttft':>6}  verdicts seen")
+      f"{'count':>6} {'lat':>6} {'ttft':>6} {'overlap':>7}  verdicts seen")
 for (s, m, f), rs in groups.items():
     n = len(rs)
     def rate(k):
@@ -609,7 +609,7 @@ for (s, m, f), rs in groups.items():
             k += " (machine not quiet)"
         seen[k] = seen.get(k, 0) + 1
     row = {"scenario": s, "mode": m, "family": f, "runs": n, "expect": rs[0]["expect"]}
-    for k in ("class_ok", "ok", "count_ok", "lat_ok", "ttft_ok"):
+    for k in ("class_ok", "ok", "count_ok", "lat_ok", "ttft_ok", "overlap_ok"):
         h, t = rate(k)
         row[k.replace("_ok", "_hits") if k != "ok" else "stage_hits"] = h
         row[k.replace("_ok", "_runs") if k != "ok" else "stage_runs"] = t
@@ -628,7 +628,8 @@ for (s, m, f), rs in groups.items():
     cell = lambda h, t: f"{h}/{t}" if t else "-"
     print(f"{pre}{s:<12} {m:<6} v{f:<2} {n:>4} {cell(row['class_hits'], row['judged']):>6} "
           f"{cell(row['stage_hits'], row['stage_runs']):>6} {cell(row['count_hits'], row['count_runs']):>6} "
-          f"{cell(row['lat_hits'], row['lat_runs']):>6} {cell(row['ttft_hits'], row['ttft_runs']):>6}  "
+          f"{cell(row['lat_hits'], row['lat_runs']):>6} {cell(row['ttft_hits'], row['ttft_runs']):>6} "
+          f"{cell(row['overlap_hits'], row['overlap_runs']):>7}  "
           + ", ".join(f"{k} x{v}" for k, v in sorted(seen.items(), key=lambda kv: -kv[1])))
 json.dump({"cases": summary, "runs": rows}, open(sys.argv[2], "w"), indent=1)
 print(f"{pre}written {sys.argv[2]}")
