@@ -430,6 +430,25 @@ else
 	tt_fail "container scenario ran"
 fi
 
+# 10b. a container with its own debug files: /usr/lib/debug in the app's mount namespace
+# holds the provider's debug file, the host's does not; tailtrace reads it inside
+# /proc/PID/root
+CT2=$W/ct2
+mkdir -p "$CT2"
+if attach_late ctrdbg unshare -m --propagation private sh -c \
+	'mount -t tmpfs tt "$1" && mount -t tmpfs tt /usr/lib/debug &&
+	mkdir -p "/usr/lib/debug/.build-id/$5" && cp "$4" "/usr/lib/debug/.build-id/$5/$6.debug" &&
+	cp "$2" "$3" "$1"/ && d=$1 && shift 6 && exec "$d"/rdma_app "$@"' \
+	sh "$CT2" "$APP" "$LIB" "$RDMA_DIR/libttstandin.debug" "${BID:0:2}" "${BID:2}"; then
+	tt_check "container debug file: rdma.wr matches the app" compare_late ctrdbg
+	h=$(how_of ctrdbg poll_cq)
+	src=$(grep -o 'from /proc/[0-9]*/root/usr/lib/debug/[^:]*' "$W/ctrdbg.err" | head -1)
+	tt_check "container debug file: poll_cq found as $h, ${src:-no debug file said}" \
+		[ "$h" = "debug-file" -a -n "$src" ]
+else
+	tt_fail "container debug-file scenario ran"
+fi
+
 # 11. UCX: ucx_perftest's UCP GET test over TCP on loopback (one process is requester
 # and responder, window 1). Its own p50 is the truth: measured once untraced, and by the
 # traced run itself, which pays the uprobe traps inside every iteration
