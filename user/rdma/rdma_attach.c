@@ -226,7 +226,8 @@ static void for_each_provider(struct rdma_tracer *t, void (*fn)(struct rdma_trac
 		    !strcmp(m.path, last) || !provider_like(m.path))
 			continue;
 		snprintf(last, sizeof(last), "%s", m.path);
-		if (!rdma_find_library(t->pid, m.path, path, sizeof(path)))
+		/* through /proc/PID/root when the process is in a container */
+		if (!rdma_map_path(t->pid, &m, path, sizeof(path)))
 			fn(t, path);
 	}
 	fclose(f);
