@@ -27,7 +27,7 @@ endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Ibpf -Iuser -I$(BUILD)
-LDLIBS := -lbpf -lelf -lz -lpthread -lm
+LDLIBS := -lbpf -lelf -llzma -lz -lpthread -lm
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -5,8 +5,8 @@
 set -euo pipefail
 
 pkgs=(
-	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config
-	iproute2 nftables iperf3 ethtool procps psmisc python3 python3-yaml libibverbs-dev
+	clang llvm libbpf-dev bpftool libelf-dev liblzma-dev zlib1g-dev libcmocka-dev pkg-config
+	iproute2 nftables iperf3 ethtool procps psmisc python3 python3-yaml libibverbs-dev xz-utils binutils
 	libucx0 ucx-utils
 	# the explain judge's third-party server and client (an HTTP server, h2load)
 	nginx-light nghttp2-client

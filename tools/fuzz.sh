@@ -43,8 +43,12 @@ for f in "$build"/rec/*.ttrec; do
 done
 cp tests/fuzz/corpus-regress/* "$build/corpus/" 2>/dev/null || true
 set +e
-# -malloc_limit_mb follows -rss_limit_mb: one allocation past the limit is an oom- artifact
-"$build/fuzz_segment" -max_total_time="$secs" -max_len="$max_len" -rss_limit_mb="$rss_mb" \
+# -malloc_limit_mb follows -rss_limit_mb: one allocation past the limit is an oom- artifact.
+# -len_control=0: mutations may grow an input to max_len at once; by default libFuzzer
+# raises its length cap slowly from the largest seed, and 15 minutes here never got past
+# the 31 KB of seed-full
+"$build/fuzz_segment" -max_total_time="$secs" -max_len="$max_len" -len_control=0 \
+	-rss_limit_mb="$rss_mb" \
 	-timeout="$timeout" -artifact_prefix="$build/artifacts/" "$build/corpus"
 rc=$?
 set -e

@@ -3,7 +3,7 @@
 # RDMA verbs tracing against the stand-in provider (tools/rdma): the rdma.wr histogram must
 # match the application's own per-WR timings (count and error counts exact, p50/p99 within
 # 5 %) whichever way the data-path functions were found (ops table of a live context,
-# explicit offset, .symtab symbol); completion-channel wake-ups, poll sampling, fabricated
+# explicit offset, .symtab symbol, debug file by build-id, MiniDebugInfo); completion-channel wake-ups, poll sampling, fabricated
 # counters, bad input and clean detach. Needs root.
 . "$(dirname "$0")/../lib.sh"
 tt_require_root
@@ -303,7 +303,8 @@ tt_check "Ctrl-C: exit 0, every program it held unloaded" \
 # 9. a process that set up its QPs before tailtrace started and now only posts and polls
 # inline (no verbs call is made again): its live context is found in its memory. The app
 # warms up with SEND_IMM WRs until tailtrace has attached, then runs the measured WRs.
-# attach_late NAME CMD...: runs CMD (the app) for 1 s, starts tailtrace on it, lets the
+# attach_late NAME CMD...: runs CMD (the app) for 1 s, starts tailtrace on it (with
+# $TT_EXTRA's options), lets the
 # app go on once the data path is attached; $W/NAME.attach_ms is tailtrace's start to
 # attachment
 attach_late() {
@@ -312,7 +313,8 @@ attach_late() {
 	APP_PID=$!
 	sleep 1
 	t0=$(date +%s%N)
-	"$TAILTRACE" rdma -p "$APP_PID" --rdma-full -i 1 -j >"$W/$name.tt.json" 2>"$W/$name.err" &
+	"$TAILTRACE" rdma -p "$APP_PID" --rdma-full -i 1 -j ${TT_EXTRA:-} >"$W/$name.tt.json" \
+		2>"$W/$name.err" &
 	TT_PID=$!
 	wait_for "$W/$name.err" "poll_cq at" || echo "# $name: poll_cq never attached"
 	echo $((($(date +%s%N) - t0) / 1000000)) >"$W/$name.attach_ms"
@@ -380,6 +382,36 @@ else
 	tt_fail "running-process scenario ran"
 fi
 
+# 9b. the same process with its provider's names in a debug file found by build-id, under
+# a debug root laid out as -dbgsym packages install it: found that way before the scan
+BID=$(readelf -n "$LIB" | awk '/Build ID/ {print $3}')
+mkdir -p "$W/debug/.build-id/${BID:0:2}"
+cp "$RDMA_DIR/libttstandin.debug" "$W/debug/.build-id/${BID:0:2}/${BID:2}.debug"
+if TT_EXTRA="--debug-dir $W/debug" attach_late dbgfile "$APP"; then
+	tt_check "debug file by build-id $BID: rdma.wr matches the app" compare_late dbgfile
+	for fn in post_send post_recv poll_cq; do
+		h=$(how_of dbgfile $fn)
+		tt_check "debug file: $fn found as $h" [ "$h" = "debug-file" ]
+	done
+	tt_check "debug file: its path is said ($(grep -o 'from [^:]*' "$W/dbgfile.err" | head -1))" \
+		grep -q "from $W/debug/.build-id/${BID:0:2}/${BID:2}.debug: 3 data-path" "$W/dbgfile.err"
+else
+	tt_fail "debug-file scenario ran"
+fi
+
+# 9c. the stripped provider carrying MiniDebugInfo (.gnu_debugdata, as Fedora ships its
+# libraries), preloaded under the provider's soname
+if attach_late minidbg env LD_PRELOAD="$RDMA_DIR/libttstandin.minidebug.so" "$APP"; then
+	tt_check "MiniDebugInfo: rdma.wr matches the app" compare_late minidbg
+	for fn in post_send post_recv poll_cq; do
+		h=$(how_of minidbg $fn)
+		tt_check "MiniDebugInfo: $fn found as $h" [ "$h" = "gnu-debugdata" ]
+	done
+else
+	tt_fail "MiniDebugInfo scenario ran"
+fi
+expect_err "--debug-dir not a directory" 2 --debug-dir /nonexistent/debug -d 1
+
 # 10. the same in its own mount namespace (a container): the library exists only there,
 # tailtrace reaches it through /proc/PID/root
 CT=$W/ct
@@ -396,6 +428,25 @@ print("# poll_cq at", p)
 sys.exit(0 if p and p[0].startswith("/proc/") and "/root/" in p[0] else 1)' "$W/ctr.tt.json"
 else
 	tt_fail "container scenario ran"
+fi
+
+# 10b. a container with its own debug files: /usr/lib/debug in the app's mount namespace
+# holds the provider's debug file, the host's does not; tailtrace reads it inside
+# /proc/PID/root
+CT2=$W/ct2
+mkdir -p "$CT2"
+if attach_late ctrdbg unshare -m --propagation private sh -c \
+	'mount -t tmpfs tt "$1" && mount -t tmpfs tt /usr/lib/debug &&
+	mkdir -p "/usr/lib/debug/.build-id/$5" && cp "$4" "/usr/lib/debug/.build-id/$5/$6.debug" &&
+	cp "$2" "$3" "$1"/ && d=$1 && shift 6 && exec "$d"/rdma_app "$@"' \
+	sh "$CT2" "$APP" "$LIB" "$RDMA_DIR/libttstandin.debug" "${BID:0:2}" "${BID:2}"; then
+	tt_check "container debug file: rdma.wr matches the app" compare_late ctrdbg
+	h=$(how_of ctrdbg poll_cq)
+	src=$(grep -o 'from /proc/[0-9]*/root/usr/lib/debug/[^:]*' "$W/ctrdbg.err" | head -1)
+	tt_check "container debug file: poll_cq found as $h, ${src:-no debug file said}" \
+		[ "$h" = "debug-file" -a -n "$src" ]
+else
+	tt_fail "container debug-file scenario ran"
 fi
 
 # 11. UCX: ucx_perftest's UCP GET test over TCP on loopback (one process is requester

@@ -90,6 +90,10 @@ static int record_interval(struct session *ss, struct recorder *rec, struct http
 	snprintf(snap.host, sizeof(snap.host), "%s", host);
 	if (!r) {
 		r = recorder__append(rec, &snap);
+		if (recorder__take_remade(rec))
+			tt_warn("warning: %s was removed while recording; made it again and "
+				"recording goes on there (the segments it held are gone)",
+				ss->o.output);
 		if (r && r != -ENOMEM) {
 			unwritten_note(u, ss->o.output, r);
 			r = 0;

@@ -27,6 +27,7 @@ enum {
 	LO_FORMAT,
 	LO_RDMA_PROBE,
 	LO_SYSFS_ROOT,
+	LO_DEBUG_DIR,
 	LO_RDMA_FULL,
 	LO_COUNT,
 	LO_RDMA,
@@ -58,6 +59,7 @@ static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, LO_FORMAT },
 	{ "rdma-probe", required_argument, NULL, LO_RDMA_PROBE },
 	{ "sysfs-root", required_argument, NULL, LO_SYSFS_ROOT },
+	{ "debug-dir", required_argument, NULL, LO_DEBUG_DIR },
 	{ "rdma-full", no_argument, NULL, LO_RDMA_FULL },
 	{ "rdma", no_argument, NULL, LO_RDMA },
 	{ "budget", required_argument, NULL, LO_BUDGET },
@@ -113,6 +115,7 @@ static unsigned int opt_bit(int c)
 		return OPT_FORMAT;
 	case LO_RDMA_PROBE:
 	case LO_SYSFS_ROOT:
+	case LO_DEBUG_DIR:
 	case LO_RDMA_FULL:
 	case LO_RDMA:
 		return OPT_RDMA;
@@ -328,7 +331,7 @@ static int set_view_opt(struct tt_opts *o, int c, const char *arg, char *err, si
 }
 
 /* Where results go and where they come from: -o, --max-size, --listen, --from, --to,
- * --format, --rdma-probe, --sysfs-root. */
+ * --format, --rdma-probe, --sysfs-root, --debug-dir. */
 static int set_io_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen)
 {
 	switch (c) {
@@ -371,6 +374,11 @@ static int set_io_opt(struct tt_opts *o, int c, char *arg, char *err, size_t err
 					    "invalid --host '%s' (no spaces or control characters)",
 					    arg);
 		o->host = arg;
+		break;
+	case LO_DEBUG_DIR:
+		if (!*arg)
+			return fail(err, errlen, "empty --debug-dir");
+		o->debug_dir = arg;
 		break;
 	}
 	return 0;

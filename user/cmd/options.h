@@ -68,6 +68,7 @@ struct tt_opts {
 	const char *rdma_probes[8]; /* --rdma-probe LIB:SYMBOL|LIB:0xOFFSET */
 	int nrdma_probes;
 	const char *sysfs_root; /* --sysfs-root */
+	const char *debug_dir;  /* --debug-dir: debug files by build-id (NULL: /usr/lib/debug) */
 	bool rdma_full;         /* --rdma-full: trace every poll */
 	bool rdma;              /* --rdma: add the RDMA stages (hist, top, explain, record) */
 	char **args;            /* positional arguments left */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Where the RDMA data path is and its uprobes: explicit --rdma-probe targets, provider
- * symbols (.symtab), and the live ops table the control hooks on the exported verbs report
- * (discovery events); the poll side's links come and go with the sampling window. */
+/* Where the RDMA data path is and its uprobes: explicit --rdma-probe targets, debug
+ * symbols (by build-id, .gnu_debugdata), provider symbols (.symtab), and the live ops table the
+ * control hooks on the exported verbs report (discovery events); the poll side's links come and go
+ * with the sampling window. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "rdma/rdma_tracer_int.h"
 #include "rdma.skel.h"
 #include "rdma/rdma_resolve.h"
+#include "rdma/rdma_debuginfo.h"
 #include "rdma/rdma_scan.h"
 #include "lib/clock.h"
 #include "lib/util.h"
@@ -205,8 +207,9 @@ static bool provider_like(const char *path)
 	       !strncmp(b, "libttstandin", 12);
 }
 
-/* Path (1): providers built with .symtab, among the files pid maps. */
-void rdma_resolve_by_symbol(struct rdma_tracer *t)
+/* Calls fn on every provider-like library pid maps, once each, as a path this process
+ * can open. */
+static void for_each_provider(struct rdma_tracer *t, void (*fn)(struct rdma_tracer *, const char *))
 {
 	char mp[64], line[PATH_MAX + 128], last[PATH_MAX] = "", path[PATH_MAX];
 	struct proc_map m;
@@ -223,25 +226,69 @@ void rdma_resolve_by_symbol(struct rdma_tracer *t)
 		    !strcmp(m.path, last) || !provider_like(m.path))
 			continue;
 		snprintf(last, sizeof(last), "%s", m.path);
-		if (rdma_find_library(t->pid, m.path, path, sizeof(path)) ||
-		    elf_has_symtab(path) != 1)
-			continue;
-		for (size_t p = 0; p < ARRAY_SIZE(provider_prefixes); p++) {
-			for (int fn = 0; fn < RDMA_FN__MAX; fn++) {
-				char sym[64];
-				bool symtab = false;
-				__u64 off;
-
-				if (t->explicit_fn[fn])
-					continue;
-				snprintf(sym, sizeof(sym), "%s_%s", provider_prefixes[p],
-					 rdma_fn_name(fn));
-				if (!elf_find_function(path, sym, &off, &symtab) && symtab)
-					add_target(t, fn, path, off, "symbol");
-			}
-		}
+		/* through /proc/PID/root when the process is in a container */
+		if (!rdma_map_path(t->pid, &m, path, sizeof(path)))
+			fn(t, path);
 	}
 	fclose(f);
+}
+
+/* Path (0): a stripped provider's debug file found by build-id, or its .gnu_debugdata. */
+static void by_debuginfo(struct rdma_tracer *t, const char *path)
+{
+	struct rdma_debug_syms *d;
+	int found = 0;
+
+	/* a --debug-dir given is a directory of this machine; the default one is looked
+	 * for inside the process's root first (a container's own debug files) */
+	if (rdma_debug_open(path, t->pid, t->debug_dir, !t->debug_dir_given, &d))
+		return;
+	for (size_t p = 0; p < ARRAY_SIZE(provider_prefixes); p++) {
+		for (int fn = 0; fn < RDMA_FN__MAX; fn++) {
+			char sym[64];
+			__u64 off;
+
+			if (t->explicit_fn[fn])
+				continue;
+			snprintf(sym, sizeof(sym), "%s_%s", provider_prefixes[p], rdma_fn_name(fn));
+			if (!rdma_debug_find(d, sym, &off) &&
+			    !add_target(t, fn, path, off, rdma_debug_how(d)))
+				found++;
+		}
+	}
+	rdma_note(t, "symbols of %s from %s: %d data-path function%s", path, rdma_debug_source(d),
+		  found, found == 1 ? "" : "s");
+	rdma_debug_close(d);
+}
+
+void rdma_resolve_by_debuginfo(struct rdma_tracer *t)
+{
+	for_each_provider(t, by_debuginfo);
+}
+
+/* Path (1): providers built with .symtab. */
+static void by_symbol(struct rdma_tracer *t, const char *path)
+{
+	if (elf_has_symtab(path) != 1)
+		return;
+	for (size_t p = 0; p < ARRAY_SIZE(provider_prefixes); p++) {
+		for (int fn = 0; fn < RDMA_FN__MAX; fn++) {
+			char sym[64];
+			bool symtab = false;
+			__u64 off;
+
+			if (t->explicit_fn[fn])
+				continue;
+			snprintf(sym, sizeof(sym), "%s_%s", provider_prefixes[p], rdma_fn_name(fn));
+			if (!elf_find_function(path, sym, &off, &symtab) && symtab)
+				add_target(t, fn, path, off, "symbol");
+		}
+	}
+}
+
+void rdma_resolve_by_symbol(struct rdma_tracer *t)
+{
+	for_each_provider(t, by_symbol);
 }
 
 int rdma_attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *err, size_t errlen)

@@ -303,9 +303,7 @@ int proc_maps_find(FILE *maps, __u64 addr, struct proc_map *m, __u64 *file_off)
 	return -ENOENT;
 }
 
-/* The file as this process can open it: the same inode either directly or through the
- * target's root (another mount namespace, a container). */
-static int reachable_path(int pid, const struct proc_map *m, char *path, size_t pathlen)
+int rdma_map_path(int pid, const struct proc_map *m, char *path, size_t pathlen)
 {
 	struct stat st;
 
@@ -337,7 +335,7 @@ int rdma_addr_to_file(int pid, __u64 addr, char *path, size_t pathlen, __u64 *fi
 	fclose(f);
 	if (err)
 		return err;
-	return reachable_path(pid, &m, path, pathlen);
+	return rdma_map_path(pid, &m, path, pathlen);
 }
 
 static const char *const lib_dirs[] = {
@@ -387,7 +385,7 @@ int rdma_find_library(int pid, const char *lib, char *path, size_t pathlen)
 			while (err && fgets(line, sizeof(line), f))
 				if (!proc_map_parse(line, &m) && m.inode && m.path[0] == '/' &&
 				    name_matches(m.path, lib))
-					err = reachable_path(pid, &m, path, pathlen);
+					err = rdma_map_path(pid, &m, path, pathlen);
 			fclose(f);
 			if (!err)
 				return 0;
@@ -422,7 +420,7 @@ int rdma_find_exported(int pid, const char *sym, const char *fallback, char *pat
 		    !strcmp(m.path, last))
 			continue;
 		snprintf(last, sizeof(last), "%s", m.path);
-		if (reachable_path(pid, &m, path, pathlen))
+		if (rdma_map_path(pid, &m, path, pathlen))
 			continue;
 		if (!elf_find_function(path, sym, file_off, NULL)) {
 			fclose(f);

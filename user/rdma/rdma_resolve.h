@@ -53,6 +53,9 @@ int proc_map_parse(const char *line, struct proc_map *m);
 /* Finds the file mapping holding addr in a maps stream: fills *m and the file offset
  * addr corresponds to. Returns 0, -ENOENT (no mapping, or an anonymous one: JIT code). */
 int proc_maps_find(FILE *maps, __u64 addr, struct proc_map *m, __u64 *file_off);
+/* The file of a mapping of pid as this process can open it: the same inode either
+ * directly or through /proc/PID/root (another mount namespace, a container). 0 or -ENOENT. */
+int rdma_map_path(int pid, const struct proc_map *m, char *path, size_t pathlen);
 /* proc_maps_find over /proc/PID/maps; path is the file as this process can open it
  * (through /proc/PID/root when the target lives in another mount namespace). */
 int rdma_addr_to_file(int pid, __u64 addr, char *path, size_t pathlen, __u64 *file_off);

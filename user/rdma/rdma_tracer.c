@@ -7,12 +7,14 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <infiniband/verbs.h>
 #include "rdma/rdma_tracer_int.h"
 #include "rdma.skel.h"
 #include "rdma/rdma_resolve.h"
+#include "rdma/rdma_debuginfo.h"
 #include "rdma/rdma_scan.h"
 #include "lib/clock.h"
 
@@ -111,6 +113,14 @@ int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer *
 		if (rdma_spec_parse(o->rdma_probes[i], &s, err, errlen))
 			return -EINVAL;
 	}
+	if (o->debug_dir) {
+		struct stat st;
+
+		if (stat(o->debug_dir, &st) || !S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "--debug-dir %s: not a directory", o->debug_dir);
+			return -EINVAL;
+		}
+	}
 	if (o->pid && !pid_alive((int)o->pid)) {
 		snprintf(err, errlen, "pid %u: no such process", o->pid);
 		return -ESRCH;
@@ -120,6 +130,8 @@ int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer *
 		return -ENOMEM;
 	t->notes = notes;
 	t->pid = (int)o->pid;
+	t->debug_dir = o->debug_dir ? o->debug_dir : RDMA_DEBUG_ROOT;
+	t->debug_dir_given = o->debug_dir;
 	t->full = o->rdma_full;
 	t->t0_ns = mono_ns();
 	t->window_open = true; /* the first window opens at start */
@@ -153,6 +165,7 @@ int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer *
 	r = rdma_attach_explicit(t, o, err, errlen);
 	if (r)
 		goto fail;
+	rdma_resolve_by_debuginfo(t);
 	rdma_resolve_by_symbol(t);
 	rdma_resolve_live(t, &scan_layout);
 	ucx = rdma_ucx_attach(t);

@@ -37,7 +37,9 @@ struct rdma_tracer {
 	struct rdma_bpf *skel;
 	struct ring_buffer *rb;
 	FILE *notes;
-	int pid; /* 0: every process */
+	int pid;               /* 0: every process */
+	const char *debug_dir; /* --debug-dir, or the default debug root */
+	bool debug_dir_given;
 	bool full;
 	bool explicit_fn[RDMA_FN__MAX]; /* --rdma-probe given for this function */
 	struct rdma_target tgt[RDMA_TARGETS_MAX];
@@ -61,6 +63,7 @@ void rdma_note(struct rdma_tracer *t, const char *fmt, ...) __attribute__((forma
 
 /* rdma_attach.c */
 int rdma_on_ctx_event(void *ctx, void *data, size_t len);
+void rdma_resolve_by_debuginfo(struct rdma_tracer *t);
 void rdma_resolve_by_symbol(struct rdma_tracer *t);
 struct rdma_scan_layout;
 void rdma_resolve_live(struct rdma_tracer *t, const struct rdma_scan_layout *l);

@@ -153,6 +153,9 @@ void recorder__close(struct recorder *r);
 /* Bytes of all segments in the directory, and the current segment's path. */
 __u64 recorder__usage(const struct recorder *r);
 const char *recorder__current_path(const struct recorder *r);
+/* Times the directory was found removed and made again since the last call (the segments
+ * that were in it went with it). */
+unsigned recorder__take_remade(struct recorder *r);
 
 /* Stable names of the global counters (enum tt_counter), used in files and exports. */
 const char *rec_counter_name(int id);

@@ -32,6 +32,7 @@ struct recorder {
 	char cur_path[4096];
 	__u64 cur_size;
 	__u64 next_seq;
+	unsigned remade; /* directory made again, not yet taken by the caller */
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -308,6 +309,7 @@ static int ensure_target(struct recorder *r)
 		r->fd = -1;
 		r->cur_size = 0;
 		adopt_segments(r, NULL, 0);
+		r->remade++;
 	}
 	if (r->fd >= 0 && removed(r->fd)) {
 		close(r->fd);
@@ -336,11 +338,13 @@ int recorder__append(struct recorder *r, const struct snapshot *s)
 	enforce_max_size(r, b.len);
 	err = write_all(r->fd, b.p, b.len);
 	if (err) {
-		/* ENOSPC and friends: cut the partial frame so the segment stays clean, and
-		 * write the next interval where this one started, leaving no hole */
-		if (ftruncate(r->fd, (off_t)r->cur_size) ||
-		    lseek(r->fd, (off_t)r->cur_size, SEEK_SET) < 0)
-			close_segment(r); /* the next interval starts a new segment */
+		/* ENOSPC and friends: cut the partial frame so the segment stays clean. The
+		 * next interval starts a new segment, which needs a free block: on a full disk
+		 * the last block of this one could still take a small interval but not the
+		 * next, and writing would come and go. Should the cut fail, the torn end is
+		 * what readers skip after a kill. */
+		(void)!ftruncate(r->fd, (off_t)r->cur_size);
+		close_segment(r);
 		goto out;
 	}
 	/* data only: the size change is metadata fdatasync covers, the mtime is not needed */
@@ -371,6 +375,14 @@ __u64 recorder__usage(const struct recorder *r)
 const char *recorder__current_path(const struct recorder *r)
 {
 	return r->fd >= 0 ? r->cur_path : NULL;
+}
+
+unsigned recorder__take_remade(struct recorder *r)
+{
+	unsigned n = r->remade;
+
+	r->remade = 0;
+	return n;
 }
 
 void recorder__close(struct recorder *r)

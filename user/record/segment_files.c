@@ -198,7 +198,8 @@ static int read_dir(int dirfd, const char *path, rec_snapshot_fn fn, void *ctx, 
 			break;
 		}
 		if (fd.torn) {
-			/* only the segment being written when record died can be torn */
+			/* the segment being written when record died, or one whose cut after a
+			 * failed write failed too */
 			tt_warn("warning: %s", fd.msg);
 			torn = true;
 		}
