@@ -19,7 +19,7 @@ san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=
 # -O1 -g: usable stacks in the reports. No -Werror: the normal build enforces warnings,
 # this run is about memory and undefined behaviour.
 cflags="-O1 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -I$root/bpf -I$root/user -I$build $san"
-ldlibs="-lcmocka -lbpf -lelf -lz -lm -lpthread -ldl"
+ldlibs="-lcmocka -lbpf -lelf -llzma -lz -lm -lpthread -ldl"
 
 cd "$root" || exit 1
 mkdir -p "$out/user" "$out/tests/unit" || exit 1

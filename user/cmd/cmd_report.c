@@ -166,7 +166,8 @@ static int text_tail_profile(FILE *f, const struct snapshot *s)
 	fprintf(f, "\ntail profile (source: %s): %s over %llu samples\n",
 		tail_source_name(tp.source), a, (unsigned long long)tp.total_count);
 	/* heaviest stacks first; the full list is what --format folded is for */
-	qsort(tp.rows, tp.nrows, sizeof(*tp.rows), cmp_rows_ns);
+	if (tp.nrows)
+		qsort(tp.rows, tp.nrows, sizeof(*tp.rows), cmp_rows_ns);
 	for (size_t i = 0; i < tp.nrows && i < REPORT_TOP_STACKS; i++) {
 		fmt_duration(a, sizeof(a), (double)tp.rows[i].ns, DUR_FINE);
 		fprintf(f, "  %5.1f%% %10s  %s;%s;%s;%s\n",
