@@ -66,6 +66,7 @@ tt_check "3 rounds of up, traffic v4+v6, every fault, down: nothing left behind"
 links1=$(for ns in tt-cli tt-rtr tt-srv tt-nbr; do ip -n $ns -o addr show; done | awk '{print $2, $4}')
 "$TESTBED" up >/dev/null 2>&1; rc=$?
 links2=$(for ns in tt-cli tt-rtr tt-srv tt-nbr; do ip -n $ns -o addr show; done | awk '{print $2, $4}')
+[ "$links1" = "$links2" ] || diff <(echo "$links1") <(echo "$links2") | sed 's/^/# /'
 tt_check "up twice: second up succeeds and changes nothing" [ "$rc" = 0 -a "$links1" = "$links2" ]
 
 envtxt=$("$TESTBED" env)
