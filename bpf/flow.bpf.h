@@ -140,6 +140,25 @@ static __always_inline void flow_fill_addrs(struct flow *f, struct sock *sk)
 	}
 }
 
+/* The cgroup v2 id of the socket's owner: the cgroup of the process that created it (an
+ * accepted socket inherits its listener's). Read from the socket, it is right where the
+ * hook runs in softirq on behalf of another task, e.g. a server's first request before
+ * its process read it. 0 where the kernel keeps no cgroup pointer in the socket (before
+ * 5.15: a packed value). A global function, verified once: flow creation is inlined into
+ * many hooks. */
+__noinline __u64 sk_owner_cgroup_id(__u64 sk_addr)
+{
+	struct sock *sk = (struct sock *)sk_addr;
+	struct cgroup *cg;
+
+	if (!bpf_core_field_exists(struct sock_cgroup_data, cgroup))
+		return 0;
+	cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
+	if (!cg)
+		return 0;
+	return BPF_CORE_READ(cg, kn, id);
+}
+
 /* Flow state of a socket, created on first sight when its ports match. NULL when the
  * socket is not TCP-over-IP, does not match, or was judged out by the owner filters.
  * The socket cookie is filled by the caller: sockops and tracing get it differently. */
@@ -182,6 +201,8 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 		return NULL;
 	flow_fill_addrs(f, sk);
 	f->sk_addr = addr;
+	/* read back from the map: a number there, where the verifier would see a pointer */
+	f->cgroup_id = sk_owner_cgroup_id(*(volatile __u64 *)&f->sk_addr);
 	f->retrans_base = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
 	/* sockops overrides this guess at connection setup; sockets that predate tailtrace
 	 * are classed by which side holds the selected (or the lower) port */
@@ -221,7 +242,10 @@ static __always_inline struct flow *flow_owner(struct sock *sk)
 	f->tid = (__u32)id;
 	if (f->verdict == FLOW_PENDING || !f->comm[0]) {
 		bpf_get_current_comm(f->comm, sizeof(f->comm));
-		f->cgroup_id = bpf_get_current_cgroup_id();
+		/* the socket's own cgroup when the kernel has it: all of a flow's samples
+		 * under one key, from the first one on */
+		if (!f->cgroup_id)
+			f->cgroup_id = bpf_get_current_cgroup_id();
 	}
 	if (f->verdict == FLOW_PENDING) {
 		bool ok = true;

@@ -473,8 +473,15 @@ void stage_report_print_text(const struct snapshot *s, const struct stage_report
 	struct snap_hist *v;
 	size_t n;
 
+	int gw = 22; /* the group column: as wide as its longest label (pods are ~63) */
+
 	v = selected(s, ro, &n);
-	fprintf(f, "%-12s %-11s %-22s %9s %9s %9s %9s %9s %9s  %s\n", "STAGE", "CLASS", "GROUP",
+	for (size_t i = 0; v && i < n; i++) {
+		stage_report_group(&v[i].key, group, sizeof(group));
+		if ((int)strlen(group) > gw)
+			gw = (int)strlen(group);
+	}
+	fprintf(f, "%-12s %-11s %-*s %9s %9s %9s %9s %9s %9s  %s\n", "STAGE", "CLASS", gw, "GROUP",
 		"COUNT", "MEAN", "P50", "P90", "P99", "P99.9", "MAX / PLACE");
 	for (size_t i = 0; v && i < n; i++) {
 		const struct stage_info *si = stage_info(v[i].key.stage);
@@ -490,8 +497,8 @@ void stage_report_print_text(const struct snapshot *s, const struct stage_report
 		fmt_duration(c[3], 16, (double)(sum.p99_ns), DUR_TABLE);
 		fmt_duration(c[4], 16, (double)(sum.p999_ns), DUR_TABLE);
 		fmt_duration(c[5], 16, (double)(sum.max_ns), DUR_TABLE);
-		fprintf(f, "%-12s %-11s %-22.22s %9llu %9s %9s %9s %9s %9s  %s%s%s", si->name,
-			class_name(si->class), group, (unsigned long long)sum.count, c[0], c[1],
+		fprintf(f, "%-12s %-11s %-*s %9llu %9s %9s %9s %9s %9s  %s%s%s", si->name,
+			class_name(si->class), gw, group, (unsigned long long)sum.count, c[0], c[1],
 			c[2], c[3], c[4], c[5], place[0] ? "  " : "", place);
 		if (snapshot__sample_rate(s) < 1)
 			fprintf(f, "  (p99 +-%.1f%%)",
