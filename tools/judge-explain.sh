@@ -10,7 +10,8 @@
 #
 # LIST is comma-separated SCENARIO:MODE:FAMILY (globs allowed, e.g. '*:unary:4');
 # scenarios: baseline slowcompute cpuhog congestion loss slowread, and the constant faults
-# (issue 22) standingsrv standingcli steadyhog slowreadall lossy; modes: unary stream;
+# (issue 22) standingsrv standingcli steadyhog slowreadall lossy, and rxstarve (the
+# receive softirq starved, issue 25); modes: unary stream;
 # families: 4 6. The third-party family nginxclean nginxstanding nginxcongestion runs nginx
 # (a 1 KiB body) and h2load on one keep-alive HTTP/1.1 connection, modes pingpong (one
 # request at a time) and pipelined (8 in flight); h2load's own per-request log is the
@@ -36,10 +37,17 @@ while [ $# -gt 0 ]; do
 	*) echo "judge-explain: unknown option $1" >&2; exit 2;;
 	esac
 done
-SCENARIOS="baseline slowcompute cpuhog congestion loss slowread standingsrv standingcli steadyhog slowreadall lossy nginxclean nginxstanding nginxcongestion"
+SCENARIOS="baseline slowcompute cpuhog congestion loss slowread standingsrv standingcli steadyhog slowreadall lossy rxstarve nginxclean nginxstanding nginxcongestion"
 # the scenarios driven by a third-party server and client (nginx, h2load)
 third_party() { case $1 in nginx*) return 0;; esac; return 1; }
-modes_of() { if third_party "$1"; then echo "pingpong pipelined"; else echo "unary stream"; fi; }
+# rxstarve is unary only: with one of two CPUs held by its real-time task, a stream's
+# latency is the server's compute squeezed onto the other CPU, and the fault's tail
+# (x1.3 of the median, by the loadgen's own figures) is below the verdict rule's bar
+modes_of() {
+	if third_party "$1"; then echo "pingpong pipelined"
+	elif [ "$1" = rxstarve ]; then echo "unary"
+	else echo "unary stream"; fi
+}
 [[ "${JUDGE_MAX_RERUNS:-3}" =~ ^[0-9]+$ ]] ||
 	{ echo "judge-explain: JUDGE_MAX_RERUNS must be a count, not '$JUDGE_MAX_RERUNS'" >&2; exit 2; }
 [ -n "$cases" ] || cases='*:*:*'
@@ -159,6 +167,11 @@ scenario_plan() {
 	lossy)
 		# 5 % loss toward the client on every connection, for the whole run
 		echo "loss --link rtr --percent 5 --ports $PORT|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 600 || echo 1500)|4|transport/tcp.retrans/dev $TB_SRV_DEV";;
+	rxstarve)
+		# the server's receive softirq steered onto the last CPU and starved there by a
+		# SCHED_FIFO busy task (issue 25); server and client run on the other CPUs, so
+		# only the packets wait: in that CPU's backlog
+		echo "rxstarve --cpu $SRV_CPU --duration 150|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 300 || echo 1000)|2|compute/rx.backlog/cpu $SRV_CPU";;
 	# third-party: nginx and h2load on one connection (server and client options unused)
 	nginxclean) echo "|||20000|1|none";;
 	nginxstanding)
@@ -254,6 +267,7 @@ run_case() {
 		PIDS+=("$bulksrv")
 	fi
 	[ "$s" = cpuhog ] || [ "$s" = steadyhog ] && pin="taskset -c $SRV_CPU"
+	[ "$s" = rxstarve ] && [ "$SRV_CPU" -gt 0 ] && pin="taskset -c 0-$((SRV_CPU - 1))"
 	if third_party "$s"; then
 		start_nginx "$d"
 	else
@@ -295,10 +309,10 @@ run_case() {
 	fi
 	# cpuhog: the hogs are on the server's CPU only, so the client stays off it
 	local cpin=""
-	{ [ "$s" = cpuhog ] || [ "$s" = steadyhog ]; } && [ "$SRV_CPU" -gt 0 ] &&
+	{ [ "$s" = cpuhog ] || [ "$s" = steadyhog ] || [ "$s" = rxstarve ]; } && [ "$SRV_CPU" -gt 0 ] &&
 		cpin="taskset -c 0-$((SRV_CPU - 1))"
 	# a constant fault is standing before the traffic starts (the queue full, the hogs on)
-	chronic_scenario "$s" && sleep 2
+	{ chronic_scenario "$s" || [ "$s" = rxstarve ]; } && sleep 2
 	# the hypervisor's steal over the traffic (USER_HZ ticks, all CPUs): evidence of why a
 	# fault-free run was not quiet
 	local steal0; steal0=$(steal_ticks)
