@@ -129,6 +129,18 @@ eval "$("$TESTBED" env)"
 [ -z "$TB_CLIENT_OPTS" ] || cleared=0
 tt_check "clear removes every fault (qdisc, nft table, processes, slowread)" [ $cleared = 1 ]
 
+b0=$(sysctl -n net.core.netdev_budget) w0=$(sysctl -n net.core.dev_weight)
+last=$(($(nproc) - 1))
+"$TESTBED" rxstarve --cpu "$last" --duration 30 >/dev/null 2>&1
+rps() { ip netns exec tt-srv cat /sys/class/net/tt-srv0/queues/rx-0/rps_cpus | tr -d , | sed 's/^0*//'; }
+got="rps '$(rps)' budget $(sysctl -n net.core.netdev_budget) weight $(sysctl -n net.core.dev_weight) hog $(ps -eo cls=,comm= | awk '$2 == "tt-rthog" { print $1 }')"
+tt_check "rxstarve: RPS onto cpu $last, tiny budgets, a SCHED_FIFO hog ($got)" \
+	test "$got" = "rps '$(printf '%x' $((1 << last)))' budget 2 weight 1 hog FF"
+"$TESTBED" clear >/dev/null 2>&1
+sleep 0.2
+got="rps '$(rps)' budget $(sysctl -n net.core.netdev_budget) weight $(sysctl -n net.core.dev_weight) hog $(live_comms | grep -c '^tt-rthog$')"
+tt_check "clear undoes rxstarve ($got)" test "$got" = "rps '' budget $b0 weight $w0 hog 0"
+
 "$TESTBED" down >/dev/null 2>&1; rc1=$?
 "$TESTBED" down >/dev/null 2>&1; rc2=$?
 after=$(snapshot)
