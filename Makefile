@@ -166,10 +166,10 @@ deb:
 	$(Q)rm -rf debian/out && debian/rules clean && debian/rules binary
 	$(Q)mkdir -p $(BUILD) && mv debian/out/*.deb $(BUILD)/ && ls $(BUILD)/*.deb
 
-# builds the package, runs lintian, installs and purges it on this machine (root; minutes,
-# so not part of `make test`)
+# builds the package, runs lintian, installs it, runs its service's command and purges it
+# on this machine (root, about a minute; also part of `make test`)
 deb-check:
-	$(Q)tools/deb-check.sh
+	$(Q)tests/ns/test_deb.sh
 
 # every C file as .clang-format writes it, and clang's warnings on user/ (run by `make test`)
 lint: all
