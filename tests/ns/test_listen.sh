@@ -3,7 +3,7 @@
 # `record --listen` after attaching holds no capability in any of its threads, with
 # no-new-privs set, and still does its work (the flow sweep, the priority watchdog). Under
 # load and under a hostile local client: scrapes are answered
-# within 50 ms (p99) while the host is saturated (a closed-loop load on more connections
+# within 50 ms (p99 of 400 scrapes; the p99 of 100 would be their maximum) while the host is saturated (a closed-loop load on more connections
 # than CPUs and a busy loop per CPU) and while another client keeps 48 connections open
 # that send nothing; a request of white space only gets 400. The truth: the scraper's own
 # clock, and the kernel's scheduling policy of each of record's threads.
@@ -59,16 +59,16 @@ pids+=("$!")
 sleep 0.5
 s0=$(steal_now)
 for _ in $(seq "$(nproc)"); do
-	timeout 12 sh -c 'while :; do :; done' &
+	timeout 20 sh -c 'while :; do :; done' &
 	pids+=("$!")
 done
 ip netns exec "$TB_NS_CLI" "$LOADGEN" client --connect "$TB_SRV4" --port "$PORT" \
-	--conns 8 --concurrency 8 --req-bytes 256 --resp-bytes 1024 --duration 11 \
+	--conns 8 --concurrency 8 --req-bytes 256 --resp-bytes 1024 --duration 19 \
 	>/dev/null 2>&1 &
 pids+=("$!")
 sleep 1
 
-# 100 scrapes under the load alone, then 48 silent connections kept open (each one closed
+# 400 scrapes under the load alone, then 48 silent connections kept open (each one closed
 # by the server is opened again) and 100 more; one every 25 ms, each timed from connect
 # to the last byte
 python3 - "$MPORT" >"$W/scrapes.json" <<'PY'
@@ -122,7 +122,7 @@ def scrapes(n, lat, bad):
 # the latency under the load alone; then with the hostile client holding every slot,
 # where a scrape may wait for a slot (up to the 200 ms grace of the newest ones)
 lat, bad, hlat = [], [], []
-scrapes(100, lat, bad)
+scrapes(400, lat, bad)
 th = threading.Thread(target=hog); th.start()
 time.sleep(0.5)
 scrapes(100, hlat, bad)
@@ -135,14 +135,15 @@ q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else -1
 print(json.dumps({"ok": len(lat) + len(hlat), "bad": bad[:3], "nbad": len(bad), "p50_ms": q(0.5),
                   "hostile_p50_ms": hq(0.5), "hostile_p99_ms": hq(0.99),
                   "p99_ms": q(0.99), "max_ms": lat[-1] * 1000 if lat else -1,
+                  "slowest_ms": [round(x * 1000, 1) for x in lat[-6:]],
                   "ws": ws[:12].decode(errors="replace")}))
 PY
 steal=$(steal_since "$s0")
 cat "$W/scrapes.json" | sed 's/^/# /'
 ok=$(tt_json "$W/scrapes.json" ok)
 p99=$(tt_json "$W/scrapes.json" p99_ms)
-tt_check "every scrape answered 200 with the whole text, 100 of them despite 48 silent connections ($ok of 200; $(tt_json "$W/scrapes.json" bad))" \
-	test "$ok" -eq 200
+tt_check "every scrape answered 200 with the whole text, 100 of them despite 48 silent connections ($ok of 500; $(tt_json "$W/scrapes.json" bad))" \
+	test "$ok" -eq 500
 if awk -v p="$p99" 'BEGIN { exit !(p >= 0 && p < 50) }'; then
 	tt_ok "scrape p99 ${p99} ms under saturation without the silent connections (< 50 ms)"
 elif [ "$steal" -ge "$TT_STOLEN_MS" ]; then
