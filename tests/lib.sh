@@ -76,6 +76,11 @@ print(d)' "$1" "$2"
 . "$TT_ROOT/tools/steal.sh"
 TT_STOLEN_MS=100
 
+# tt_unit_caps UNIT: the unit's CapabilityBoundingSet as setpriv's list ("+bpf,+perfmon,...")
+tt_unit_caps() {
+	sed -n 's/^CapabilityBoundingSet=//p' "$1" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g' | tr ' ' ','
+}
+
 # tt_testbed_lock: the namespace testbed is one per machine; tests (and the demo, the judge,
 # the benchmark) that use it hold this lock for their whole run.
 tt_testbed_lock() {

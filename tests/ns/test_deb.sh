@@ -71,7 +71,7 @@ tt_check "the installed tailtrace probe runs (exit $?)" python3 -c 'import json,
 unit=/lib/systemd/system/tailtrace-record.service
 [ -f "$unit" ] || unit=/usr/lib/systemd/system/tailtrace-record.service
 exec_line=$(sed -n 's/^ExecStart=//p' "$unit")
-caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g' | tr ' ' ',')
+caps=$(tt_unit_caps "$unit")
 eval "$(grep '^TAILTRACE_RECORD_OPTS=' /etc/tailtrace/record.conf)"
 port=$((19000 + RANDOM % 1000))
 STATE_DIRECTORY=$work/state

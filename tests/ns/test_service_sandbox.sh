@@ -17,7 +17,7 @@ mkdir -m 0700 "$state"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g' | tr ' ' ',')
+caps=$(tt_unit_caps "$unit")
 tt_check "unit's bounding set read ($caps)" test -n "$caps"
 eval "$(grep '^TAILTRACE_RECORD_OPTS=' "$TT_ROOT/dist/systemd/record.conf")"
 port=$((19000 + RANDOM % 1000))
