@@ -18,7 +18,7 @@ while getopts n:o: o; do
 	esac
 done
 shift $((OPTIND - 1))
-sha=$(git -C "$root" rev-parse --verify "${1:-HEAD}^{commit}") ||
+sha=$(git -C "$root" rev-parse --verify -q "${1:-HEAD}^{commit}") ||
 	{ echo "fresh-clone-runs: no commit ${1:-HEAD}" >&2; exit 2; }
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "fresh-clone-runs: -n wants a count, not '$n'" >&2; exit 2; }
 for i in $(seq "$n"); do
