@@ -258,6 +258,85 @@ rc=$?
 tt_check "garbage counter value: warning, exit 0" \
 	sh -c "[ $rc -eq 0 ] && grep -q 'packet_seq_err: not a counter value' '$W/garb.out'"
 
+# 6b. explain --rdma: the verdict of each window follows the evidence injected into it.
+# The app's delay mix always has a tail (p99 ~20x p50); a window whose congestion counters
+# rose is congestion, one whose transport counters rose is transport, one with neither is
+# unattributed; with completions failing on retries (--errors-every) it is transport.
+explain_docs() { # FILE -> one JSON document per line (explain -j prints them indented)
+	python3 -c 'import json,sys
+t=open(sys.argv[1]).read(); d=json.JSONDecoder(); i=0
+while True:
+    while i < len(t) and t[i].isspace(): i += 1
+    if i >= len(t): break
+    o, i = d.raw_decode(t, i); print(json.dumps(o))' "$1"
+}
+wait_docs() { # FILE N: up to 10 s for N explain reports
+	for _ in $(seq 200); do
+		[ "$(grep -c '"rdma": \[' "$1" 2>/dev/null)" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+for c in np_cnp_sent packet_seq_err; do echo 0 >"$HW/$c"; done
+rm -f "$W/go-open" "$W/go-post"
+"$APP" --wrs 400000 --scale 3 --go-open "$W/go-open" --go-post "$W/go-post" --out /dev/null &
+APP_PID=$!
+"$TAILTRACE" explain --rdma --rdma-full -p "$APP_PID" --sysfs-root "$R" -i 0.7 -d 4.5 -j \
+	>"$W/ex.json" 2>"$W/ex.err" &
+TT_PID=$!
+wait_for "$W/ex.err" "watching\|poll_cq at"
+touch "$W/go-open" "$W/go-post"
+wait_docs "$W/ex.json" 2
+echo 300 >"$HW/np_cnp_sent"
+wait_docs "$W/ex.json" 4
+echo 9 >"$HW/packet_seq_err"
+wait "$TT_PID"; trc=$?
+TT_PID=
+kill "$APP_PID" 2>/dev/null; wait "$APP_PID" 2>/dev/null; APP_PID=
+explain_docs "$W/ex.json" >"$W/ex.lines" 2>>"$W/ex.err"
+tt_check "explain --rdma: exit 0" [ "$trc" -eq 0 ]
+tt_check "explain --rdma: unattributed, then congestion, then transport, as the counters rose" \
+	python3 - "$W/ex.lines" <<'EOF2'
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+seq = []
+for d in docs:
+    v = [x for x in d["rdma"] if x["family"] == "verbs"]
+    seq.append((v[0]["class"], v[0]["fabric"]["call"], v[0]["count"], v[0]["where"]) if v else None)
+print("# windows:", seq)
+cls = [x[0] for x in seq if x]
+ok = len(cls) >= 5 and "congestion" in cls and "transport" in cls
+if ok:
+    # the window right after a bump carries it; the others are unattributed (the first
+    # may have too few transfers for a verdict)
+    ic, it = cls.index("congestion"), cls.index("transport")
+    ok = ic < it and all(c in ("unattributed", "none") for c in cls[:ic])
+    ok = ok and all(c == "unattributed" for c in cls[ic + 1:it])
+    ok = ok and all(x[3].startswith("pid ") for x in seq if x and x[0] != "none")
+sys.exit(0 if ok else 1)
+EOF2
+rm -f "$W/go-open" "$W/go-post"
+"$APP" --wrs 400000 --scale 3 --errors-every 50 --go-open "$W/go-open" --go-post "$W/go-post" \
+	--out /dev/null &
+APP_PID=$!
+"$TAILTRACE" explain --rdma --rdma-full -p "$APP_PID" -d 2.5 -j >"$W/exr.json" 2>"$W/exr.err" &
+TT_PID=$!
+wait_for "$W/exr.err" "watching\|poll_cq at"
+touch "$W/go-open" "$W/go-post"
+wait "$TT_PID"; trc=$?
+TT_PID=
+kill "$APP_PID" 2>/dev/null; wait "$APP_PID" 2>/dev/null; APP_PID=
+tt_check "explain --rdma: completions failing on retries make the tail transport" \
+	python3 -c 'import json,sys
+d = json.loads(open(sys.argv[1]).read())
+v = [x for x in d["rdma"] if x["family"] == "verbs"][0]
+print("# %s: %d transfers, %d failed, %d on retries; %s" % (v["class"], v["count"], v["failed"], v["retry_failed"], v["rule"]))
+sys.exit(0 if v["class"] == "transport" and v["retry_failed"] > 0 and v["failed"] > v["retry_failed"] else 1)' "$W/exr.json"
+"$TAILTRACE" explain --rdma --sysfs-root /nonexistent/root -d 1 >"$W/e.out" 2>"$W/e.err"
+rc=$?
+tt_check "explain --rdma --sysfs-root not a directory: one error line, exit 2" \
+	sh -c "[ $rc -eq 2 ] && [ \$(grep -c 'tailtrace: error:' '$W/e.err') -eq 1 ]"
+
 # 7. bad input: one error line and the documented exit status
 expect_err() { # DESC RC ARGS...
 	local desc=$1 want=$2; shift 2
@@ -493,6 +572,25 @@ ok = ok and 0.9 * base <= p50 <= 1.1 * traced and u["completed"] > 10000
 ok = ok and u["replaced"] * 100 < u["completed"] and len(u["callbacks"]) == 1
 sys.exit(0 if ok else 1)
 PY
+	# the same operations judged by explain --rdma: a UCX verdict of its own, placed on
+	# the endpoint (this host has no RDMA device: no counters, so a tail is unattributed)
+	export UCX_TLS=tcp UCX_NET_DEVICES=lo
+	$PT -n 10000000 -w 1000 >"$W/pt2.out" 2>&1 &
+	APP_PID=$!
+	sleep 0.3
+	"$TAILTRACE" explain --rdma -p "$APP_PID" -d 3 -j >"$W/ucxex.json" 2>"$W/ucxex.err"
+	trc=$?
+	kill "$APP_PID" 2>/dev/null; wait "$APP_PID" 2>/dev/null; APP_PID=
+	unset UCX_TLS UCX_NET_DEVICES
+	tt_check "ucx: explain --rdma judges the UCP operations apart, on their endpoint" \
+		python3 -c 'import json,sys
+d = json.loads(open(sys.argv[1]).read())
+u = [x for x in d["rdma"] if x["family"] == "ucx"]
+print("# explain rc %s; rdma verdicts: %s" % (sys.argv[2], [(x["family"], x["class"], x["count"], x["where"], x["rule"]) for x in d["rdma"]]))
+ok = sys.argv[2] == "0" and len(u) == 1 and u[0]["count"] > 1000
+ok = ok and u[0]["class"] in ("none", "unattributed") and not u[0]["fabric"]["available"]
+ok = ok and (u[0]["class"] == "none" or " ep 0x" in u[0]["where"])
+sys.exit(0 if ok else 1)' "$W/ucxex.json" "$trc"
 else
 	tt_fail "ucx_perftest missing (tools/deps.sh installs ucx-utils)"
 fi

@@ -18,6 +18,7 @@
 #include "cmd/options.h"
 #include "rdma/rdma_tracer.h"
 #include "rdma/rdma_counters.h"
+#include "rdma/rdma_fabric.h"
 #include "rdma/rdma_resolve.h"
 #include "core/stages.h"
 #include "lib/util.h"
@@ -30,10 +31,7 @@ struct rdma_cmd {
 	struct rdma_tracer *t;
 	struct rdma_read rd;
 	const char *root; /* counters root, NULL = live */
-	bool have_counters;
-	struct rdma_counter_set first, prev;
-	struct rdma_call_state *call_state;
-	struct rdma_call_state *total_state;
+	struct rdma_fabric fabric;
 };
 
 static void gid_str(const __u8 *g, char *b, size_t n)
@@ -400,43 +398,29 @@ static double p99_ratio(const struct rdma_read *rd)
 
 static int report(struct rdma_cmd *c, bool total, double seconds)
 {
-	struct rdma_counter_set cur = { 0 };
+	struct rdma_fabric_window fw;
 	struct view v = { .type = total ? "total" : "interval",
 			  .seconds = seconds,
 			  .total = total };
-	char msg[256];
 	int err;
 
 	err = rdma_tracer__read(c->t, &c->rd);
 	if (err)
 		return err;
 	v.cnt = total ? c->rd.cnt : c->rd.cnt_win;
-	if (c->have_counters && !rdma_counters_read(c->root, &cur, msg, sizeof(msg))) {
-		const struct rdma_counter_set *base = total ? &c->first : &c->prev;
-		size_t n = rdma_counters_delta(base, &cur, NULL, 0);
-
-		v.deltas = calloc(n ? n : 1, sizeof(*v.deltas));
-		if (v.deltas) {
-			v.ndeltas = rdma_counters_delta(base, &cur, v.deltas, n);
-			v.counters = true;
-			rdma_counters_call(total ? c->total_state : c->call_state, v.deltas,
-					   v.ndeltas, seconds, &v.call);
-		}
-		v.cset = &cur;
-	}
+	rdma_fabric__window(&c->fabric, total, seconds, &fw);
+	v.counters = fw.available;
+	v.deltas = fw.deltas;
+	v.ndeltas = fw.ndeltas;
+	v.call = fw.call;
+	v.cset = &fw.cur;
 	if (!total)
 		v.p99_ratio = p99_ratio(&c->rd);
 	if (c->o.json)
 		print_json(c, &v);
 	else
 		print_text(c, &v);
-	free(v.deltas);
-	if (v.counters && !total) {
-		rdma_counter_set__free(&c->prev);
-		c->prev = cur;
-	} else {
-		rdma_counter_set__free(&cur);
-	}
+	rdma_fabric_window__free(&fw);
 	return 0;
 }
 
@@ -486,20 +470,8 @@ static int rdma_cmd_start(struct rdma_cmd *c)
 		tt_error("%s", err);
 		return r == -EINVAL ? 2 : 1;
 	}
-	c->call_state = calloc(1, sizeof(*c->call_state));
-	c->total_state = calloc(1, sizeof(*c->total_state));
-	if (!c->call_state || !c->total_state) {
-		tt_error("out of memory");
-		rdma_tracer__close(c->t);
-		return 1;
-	}
-	if (!rdma_counters_read(c->root, &c->first, msg, sizeof(msg))) {
-		c->have_counters = true;
-		rdma_counters_read(c->root, &c->prev, msg, sizeof(msg));
-	} else {
+	if (rdma_fabric__open(&c->fabric, c->root, msg, sizeof(msg)))
 		tt_warn("%s: RDMA counters not shown", msg);
-		rdma_counter_set__free(&c->first);
-	}
 	return -1;
 }
 
@@ -564,9 +536,6 @@ int cmd_rdma(int argc, char **argv)
 	}
 	rdma_tracer__close(c.t);
 	rdma_read__free(&c.rd);
-	rdma_counter_set__free(&c.first);
-	rdma_counter_set__free(&c.prev);
-	free(c.call_state);
-	free(c.total_state);
+	rdma_fabric__close(&c.fabric);
 	return r;
 }

@@ -53,7 +53,7 @@ static const struct tt_cmd cmds[] = {
 	{ "explain", cmd_explain,
 	  "why the tail is slow: compute, transport or congestion, and where",
 	  "Usage: tailtrace explain [filters] [-d SEC] [-i SEC] [--role server|client|auto] "
-	  "[--cuda] [-j]\n"
+	  "[--cuda] [--rdma] [-j]\n"
 	  "\n"
 	  "Splits each request on the selected TCP connections (inbound then outbound data on\n"
 	  "a server socket, the reverse on a client socket; no payload is read) into TCP path\n"
@@ -67,11 +67,18 @@ static const struct tt_cmd cmds[] = {
 	  "      --role ROLE     analyse server sockets, client sockets, or auto (default)\n"
 	  "      --cuda          label off-CPU time inside libcuda cu*Synchronize as gpu.wait\n"
 	  "                      (libcuda.so.1 from the usual paths or $TAILTRACE_LIBCUDA)\n"
+	  "      --rdma          also judge the RDMA transfers (verbs work requests, UCX\n"
+	  "                      operations) of the -p process, or of every process: tail or\n"
+	  "                      none, then congestion, transport, compute or unattributed\n"
+	  "                      from fabric counters, failed completions and waiter wake-ups\n"
+	  "      --rdma-full, --rdma-probe SPEC, --sysfs-root DIR, --debug-dir DIR\n"
+	  "                      as for 'tailtrace rdma' (docs/rdma.md)\n"
 	  "  -j, --json          JSON report (keys in docs/attribution.md)\n"
 	  "\n"
 	  "Examples:\n"
 	  "  tailtrace explain --port 8000 -d 30\n"
-	  "  tailtrace explain --comm vllm --role server -d 60 -j\n" },
+	  "  tailtrace explain --comm vllm --role server -d 60 -j\n"
+	  "  tailtrace explain --rdma -p $(pgrep -n nixl_worker) -i 5\n" },
 	{ "top", cmd_top, "a refreshing per-group table of the main stages' p50/p99",
 	  "Usage: tailtrace top [filters] [-i SEC] [--count N] [-d SEC] [--by KEY]\n"
 	  "\n"

@@ -78,13 +78,16 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
  * sweep (BPF_PROG_TEST_RUN), go through file descriptors already open and need none.
  * RDMA discovery attaches uprobes to processes that start later: perf_event_open of a
  * uprobe (CAP_PERFMON), libbpf's feature probes (CAP_BPF), the new process's maps and
- * libraries through /proc/PID (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH). */
+ * libraries through /proc/PID (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH). With only those,
+ * Linux 6.18 refuses perf_event_open of a uprobe on another process with EACCES (measured:
+ * explain --rdma on a process that opened its device after the drop); with CAP_SYS_ADMIN
+ * too it attaches. So an RDMA session keeps CAP_SYS_ADMIN as well. */
 static __u64 privs_to_keep(const struct session *s)
 {
 	if (!s->rdma)
 		return 0;
 	return PRIV_BIT(CAP_PERFMON) | PRIV_BIT(CAP_BPF) | PRIV_BIT(CAP_SYS_PTRACE) |
-	       PRIV_BIT(CAP_DAC_READ_SEARCH);
+	       PRIV_BIT(CAP_DAC_READ_SEARCH) | PRIV_BIT(CAP_SYS_ADMIN);
 }
 
 int session_settle(struct session *s)
