@@ -130,25 +130,31 @@ static void fabric_of(const struct rdma_window_call *call, struct rdma_verdict *
 			 (unsigned long long)call->ev[0].delta);
 }
 
+static void compute_verdict(struct rdma_verdict *v)
+{
+	char w[32];
+
+	fmt_duration(w, sizeof(w), (double)v->wake_p99_ns, DUR_PROSE);
+	v->cls = VERDICT_COMPUTE;
+	snprintf(v->rule, sizeof(v->rule),
+		 "waiters took %s (p99) to run after their completion event: %.0f%% of the "
+		 "tail's excess",
+		 w, 100 * v->wake_share);
+}
+
 /* The class of a tail, from the evidence in a fixed order: a wake-up that is most of the
  * excess (measured time beats counts), transfers failing on transport retries, the fabric
  * counters' call (both: the larger count of risen events), a smaller but real wake-up;
  * else the time is where this host cannot see. */
 static void decide(const struct rdma_verdict_params *p, struct rdma_verdict *v)
 {
-	char w[32];
 	bool wake =
 		v->wake_count && v->wake_p99_ns >= p->wake_min_ns && v->wake_share >= p->wake_share;
 	bool cong = v->fabric == RDMA_CALL_CONGESTION || v->fabric == RDMA_CALL_BOTH;
 	bool trans = v->fabric == RDMA_CALL_TRANSPORT || v->fabric == RDMA_CALL_BOTH;
 
-	fmt_duration(w, sizeof(w), (double)v->wake_p99_ns, DUR_PROSE);
 	if (wake && v->wake_share >= p->wake_lead) {
-		v->cls = VERDICT_COMPUTE;
-		snprintf(v->rule, sizeof(v->rule),
-			 "waiters took %s (p99) to run after their completion event: %.0f%% of "
-			 "the tail's excess",
-			 w, 100 * v->wake_share);
+		compute_verdict(v);
 	} else if (v->retry_failed) {
 		v->cls = VERDICT_TRANSPORT;
 		snprintf(v->rule, sizeof(v->rule),
@@ -167,11 +173,7 @@ static void decide(const struct rdma_verdict_params *p, struct rdma_verdict *v)
 			 (unsigned long long)v->transport_events, v->fabric_top[0] ? ", " : "",
 			 v->fabric_top);
 	} else if (wake) {
-		v->cls = VERDICT_COMPUTE;
-		snprintf(v->rule, sizeof(v->rule),
-			 "waiters took %s (p99) to run after their completion event: %.0f%% of "
-			 "the tail's excess, and no counter or failure points elsewhere",
-			 w, 100 * v->wake_share);
+		compute_verdict(v);
 	} else {
 		v->cls = VERDICT_UNATTRIBUTED;
 		snprintf(v->rule, sizeof(v->rule),
