@@ -47,6 +47,38 @@ static void test_delta_restart(void **state)
 	assert_int_equal(d.run_ns, 40);
 }
 
+/* A 100 ms window of a 1 s period stands for the period: ten times what it counted. */
+static void test_window_scaled_to_period(void **state)
+{
+	struct prog_stat seen = { .runs = 2000, .run_ns = 700000 }, est = { 0 };
+
+	(void)state;
+	prog_stat_scale_add(&seen, 100000000ULL, 1000000000ULL, &est);
+	assert_int_equal(est.runs, 20000);
+	assert_int_equal(est.run_ns, 7000000);
+	/* periods add up */
+	prog_stat_scale_add(&seen, 250000000ULL, 1000000000ULL, &est);
+	assert_int_equal(est.runs, 28000);
+	assert_int_equal(est.run_ns, 9800000);
+}
+
+/* A period that ended inside its window was measured whole; one with no window measured
+ * nothing and adds nothing (no figure made up). */
+static void test_window_edges(void **state)
+{
+	struct prog_stat seen = { .runs = 30, .run_ns = 9000 }, est = { 0 };
+
+	(void)state;
+	prog_stat_scale_add(&seen, 40000000ULL, 40000000ULL, &est);
+	assert_int_equal(est.runs, 30);
+	assert_int_equal(est.run_ns, 9000);
+	prog_stat_scale_add(&seen, 0, 1000000000ULL, &est);
+	assert_int_equal(est.runs, 30);
+	/* a window longer than its period (clock steps): not scaled down */
+	prog_stat_scale_add(&seen, 2000, 1000, &est);
+	assert_int_equal(est.runs, 60);
+}
+
 static void test_rates(void **state)
 {
 	struct snap_prog p = { .name = "tcp_probe", .runs = 20000, .run_ns = 7000000 };
@@ -188,6 +220,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_delta_grows),
 		cmocka_unit_test(test_delta_restart),
+		cmocka_unit_test(test_window_scaled_to_period),
+		cmocka_unit_test(test_window_edges),
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_merge_by_hook),
 		cmocka_unit_test(test_record_roundtrip),

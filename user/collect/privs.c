@@ -103,14 +103,19 @@ static int last_cap(void)
 
 int privs_drop(__u64 keep)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { 0 };
-	int last = last_cap();
-
 	/* without CAP_SYS_RESOURCE (some containers) the limit stays: then CAP_SYS_NICE is
 	 * the one capability kept, or the watchdog could not restore the priority */
 	if (!(keep & PRIV_BIT(CAP_SYS_NICE)) && !allow_nice_return() && privs_have(CAP_SYS_NICE))
 		keep |= PRIV_BIT(CAP_SYS_NICE);
+	return privs_drop_to(keep);
+}
+
+int privs_drop_to(__u64 keep)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	int last = last_cap();
+
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
 		return -errno;
 	/* the bounding set first: dropping from it needs CAP_SETPCAP, dropped below. Without

@@ -19,5 +19,8 @@ bool privs_require(void);
  * CAP_SYS_RESOURCE), CAP_SYS_NICE is kept instead. Capabilities belong to a
  * thread: call it before starting any thread. Returns 0 or -errno. */
 int privs_drop(__u64 keep);
+/* The same, keeping exactly `keep` (no CAP_SYS_NICE for a watchdog): for a process that
+ * never changes its priority. */
+int privs_drop_to(__u64 keep);
 
 #endif

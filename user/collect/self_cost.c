@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* tailtrace's own cost each interval: the kernel's run-time statistics of its programs (on
- * while this process holds a BPF_ENABLE_STATS fd, off again when the last holder closes it)
- * and its process's CPU time and RSS. */
+/* tailtrace's own cost each interval: the kernel's run-time statistics of its programs
+ * (on while this process holds a BPF_ENABLE_STATS fd, a window at the start of every
+ * period; self_cost.h says why) and its process's CPU time and RSS. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,16 +9,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "collect/self_cost.h"
-
-int self_cost__init(struct self_cost *sc)
-{
-	memset(sc, 0, sizeof(*sc));
-	sc->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	sc->cpu_prev = self_cpu_seconds();
-	if (sc->stats_fd < 0)
-		return -errno;
-	return 0;
-}
+#include "lib/clock.h"
 
 static int read_prog(int fd, struct prog_stat *out)
 {
@@ -33,6 +24,105 @@ static int read_prog(int fd, struct prog_stat *out)
 	return 0;
 }
 
+/* The statistics on: by this process while it holds CAP_SYS_ADMIN, by the keeper after. */
+static bool stats_on(struct self_cost *sc)
+{
+	if (sc->stats_fd >= 0 || sc->keeper_on)
+		return true;
+	sc->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (sc->stats_fd >= 0)
+		return true;
+	sc->keeper_on = !stats_keeper__set(&sc->keeper, true);
+	return sc->keeper_on;
+}
+
+static void stats_off(struct self_cost *sc)
+{
+	if (sc->stats_fd >= 0)
+		close(sc->stats_fd);
+	sc->stats_fd = -1;
+	if (sc->keeper_on)
+		stats_keeper__set(&sc->keeper, false);
+	sc->keeper_on = false;
+}
+
+/* What the programs did since the window opened, and the window's length; the counts now
+ * are where a window that goes on starts from. */
+static void window_read(struct self_cost *sc, __u64 now)
+{
+	for (int i = 0; i < sc->nprogs; i++) {
+		struct prog_stat cur;
+
+		memset(&sc->window[i], 0, sizeof(sc->window[i]));
+		if (!sc->measuring || read_prog(sc->prog_fd[i], &cur))
+			continue;
+		prog_stat_delta(&sc->opened[i], &cur, &sc->window[i]);
+		sc->opened[i] = cur;
+	}
+	sc->window_ns = now > sc->period_ns ? now - sc->period_ns : 1;
+}
+
+/* A new period, its window open: the statistics on (unless they still are), then the
+ * counts read, so that every run after the read is counted. */
+static void period_start(struct self_cost *sc, __u64 now)
+{
+	bool was_on = sc->measuring && (sc->stats_fd >= 0 || sc->keeper_on);
+
+	sc->period_ns = now;
+	sc->window_ns = 0;
+	/* a period the statistics could not be turned on for adds nothing to the figures */
+	sc->measuring = !sc->refused && stats_on(sc);
+	if (!sc->measuring || was_on)
+		return;
+	for (int i = 0; i < sc->nprogs; i++)
+		if (read_prog(sc->prog_fd[i], &sc->opened[i]))
+			memset(&sc->opened[i], 0, sizeof(sc->opened[i]));
+}
+
+/* The counts read, then the statistics off (another holder may keep them on: what they
+ * count after the window is not used). */
+static void window_close(struct self_cost *sc, __u64 now)
+{
+	window_read(sc, now);
+	stats_off(sc);
+}
+
+/* The period so far joins the estimates; the next one starts now (a window still open
+ * goes on into it). */
+static void period_end(struct self_cost *sc, __u64 now)
+{
+	__u64 len = now > sc->period_ns ? now - sc->period_ns : 1;
+
+	if (!sc->window_ns)
+		window_read(sc, now);
+	for (int i = 0; i < sc->nprogs; i++)
+		prog_stat_scale_add(&sc->window[i], sc->window_ns, len, &sc->est[i]);
+	period_start(sc, now);
+}
+
+int self_cost__init(struct self_cost *sc)
+{
+	int err = 0;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	sc->keeper.sock = -1;
+	sc->keeper.pid = -1;
+	sc->cpu_prev = self_cpu_seconds();
+	if (sc->stats_fd < 0) {
+		err = -errno;
+		sc->refused = true;
+	} else if (stats_keeper__start(&sc->keeper)) {
+		/* no keeper (fork refused): the statistics stay on for the whole run, the
+		 * figures whole, every program paying for them */
+		sc->measuring = true;
+		sc->period_ns = mono_ns();
+		return 0;
+	}
+	period_start(sc, mono_ns());
+	return err;
+}
+
 void self_cost__add_prog(struct self_cost *sc, int prog_fd, const char *name)
 {
 	int i = sc->nprogs;
@@ -44,9 +134,22 @@ void self_cost__add_prog(struct self_cost *sc, int prog_fd, const char *name)
 		name += 3;
 	snprintf(sc->name[i], sizeof(sc->name[i]), "%s", name);
 	sc->prog_fd[i] = prog_fd;
-	if (read_prog(prog_fd, &sc->prev[i]))
-		memset(&sc->prev[i], 0, sizeof(sc->prev[i]));
+	if (read_prog(prog_fd, &sc->opened[i]))
+		memset(&sc->opened[i], 0, sizeof(sc->opened[i]));
 	sc->nprogs++;
+}
+
+void self_cost__tick(struct self_cost *sc)
+{
+	__u64 now = mono_ns(), in = now - sc->period_ns;
+
+	if (sc->keeper.sock < 0)
+		return; /* refused, or no keeper: one window, the whole run (self_cost__init) */
+
+	if (!sc->window_ns && in >= SELF_STATS_ON_NS)
+		window_close(sc, now);
+	else if (sc->window_ns && in >= SELF_STATS_PERIOD_NS)
+		period_end(sc, now);
 }
 
 void prog_stat_delta(const struct prog_stat *prev, const struct prog_stat *cur,
@@ -61,17 +164,28 @@ void prog_stat_delta(const struct prog_stat *prev, const struct prog_stat *cur,
 	delta->run_ns = cur->run_ns - prev->run_ns;
 }
 
+void prog_stat_scale_add(const struct prog_stat *seen, __u64 window_ns, __u64 period_ns,
+			 struct prog_stat *est)
+{
+	double f;
+
+	if (!window_ns)
+		return; /* nothing was measured: no estimate, rather than a made-up one */
+	f = period_ns > window_ns ? (double)period_ns / (double)window_ns : 1;
+	est->runs += (__u64)((double)seen->runs * f + 0.5);
+	est->run_ns += (__u64)((double)seen->run_ns * f + 0.5);
+}
+
 void self_cost__collect(struct self_cost *sc, struct snapshot *s)
 {
 	double cpu = self_cpu_seconds();
 
+	period_end(sc, mono_ns());
 	for (int i = 0; i < sc->nprogs; i++) {
-		struct prog_stat cur, d;
+		struct prog_stat d;
 
-		if (read_prog(sc->prog_fd[i], &cur))
-			continue;
-		prog_stat_delta(&sc->prev[i], &cur, &d);
-		sc->prev[i] = cur;
+		prog_stat_delta(&sc->prev[i], &sc->est[i], &d);
+		sc->prev[i] = sc->est[i];
 		snapshot__add_prog(s, sc->name[i], d.runs, d.run_ns);
 	}
 	s->self_cpu_s += cpu > sc->cpu_prev ? cpu - sc->cpu_prev : 0;
@@ -79,24 +193,20 @@ void self_cost__collect(struct self_cost *sc, struct snapshot *s)
 	s->self_rss_kb = self_rss_kb();
 }
 
-__u64 self_cost__total_ns(const struct self_cost *sc)
+__u64 self_cost__total_ns(struct self_cost *sc)
 {
 	__u64 t = 0;
 
-	for (int i = 0; i < sc->nprogs; i++) {
-		struct prog_stat cur;
-
-		if (!read_prog(sc->prog_fd[i], &cur))
-			t += cur.run_ns;
-	}
+	period_end(sc, mono_ns());
+	for (int i = 0; i < sc->nprogs; i++)
+		t += sc->est[i].run_ns;
 	return t;
 }
 
 void self_cost__close(struct self_cost *sc)
 {
-	if (sc->stats_fd >= 0)
-		close(sc->stats_fd);
-	sc->stats_fd = -1;
+	stats_off(sc);
+	stats_keeper__stop(&sc->keeper);
 	sc->nprogs = 0;
 }
 

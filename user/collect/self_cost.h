@@ -1,16 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* What tailtrace costs, measured by itself each interval: its BPF programs' run count and
- * run time from the kernel's own accounting (statistics on through a BPF_ENABLE_STATS fd
- * held while tracing), and its process's CPU time. Also the sampling rate the --budget
- * controller keeps the cost in with (collect/budget.h). */
+ * run time from the kernel's own accounting, and its process's CPU time. Also the sampling
+ * rate the --budget controller keeps the cost in with (collect/budget.h).
+ *
+ * The kernel's statistics cost every program on the host two sched_clock() reads a run,
+ * as much as a small program costs on a VM. So they are not held on all the time: a
+ * BPF_ENABLE_STATS fd is held for the first SELF_STATS_ON_NS of every
+ * SELF_STATS_PERIOD_NS, and what the programs did in that window, scaled by the
+ * period's length over the window's, stands for the period. */
 #ifndef TT_SELF_COST_H
 #define TT_SELF_COST_H
 
 #include <stdbool.h>
 #include <linux/types.h>
+#include "collect/stats_keeper.h"
 #include "core/snapshot.h"
 
 #define SELF_PROGS_MAX SNAP_PROGS_MAX
+
+#define SELF_STATS_PERIOD_NS 1000000000ULL
+#define SELF_STATS_ON_NS     100000000ULL
 
 /* Cumulative figures of one program as the kernel reports them. */
 struct prog_stat {
@@ -19,24 +28,43 @@ struct prog_stat {
 };
 
 struct self_cost {
-	int stats_fd; /* BPF_ENABLE_STATS(BPF_STATS_RUN_TIME), -1 when refused */
+	int stats_fd; /* BPF_ENABLE_STATS(BPF_STATS_RUN_TIME) while the window is open */
+	/* once capabilities are dropped, the statistics are turned on by the keeper */
+	struct stats_keeper keeper;
+	bool keeper_on;
+	bool refused;    /* the kernel refused the statistics at the start: figures stay zero */
+	bool measuring;  /* the statistics were turned on for this period's window */
+	__u64 period_ns; /* when this period (and its window) began, CLOCK_MONOTONIC */
+	__u64 window_ns; /* the window's length once closed, 0 while open */
 	int nprogs;
 	int prog_fd[SELF_PROGS_MAX];
 	char name[SELF_PROGS_MAX][SNAP_PROG_NAME];
-	struct prog_stat prev[SELF_PROGS_MAX];
-	double cpu_prev; /* process CPU seconds at the last read */
+	struct prog_stat opened[SELF_PROGS_MAX]; /* the kernel's counts when the window opened */
+	struct prog_stat window[SELF_PROGS_MAX]; /* what the window saw, once closed */
+	struct prog_stat est[SELF_PROGS_MAX];    /* estimated totals of the periods so far */
+	struct prog_stat prev[SELF_PROGS_MAX];   /* est at the last collect */
+	double cpu_prev;                         /* process CPU seconds at the last read */
 };
 
-/* Turns the statistics on (-errno when the kernel refuses: figures stay zero). */
+/* Opens the first window (-errno when the kernel refuses: figures stay zero). */
 int self_cost__init(struct self_cost *sc);
-/* Adds a loaded program to follow; its counts so far become the baseline. */
+/* Adds a loaded program to follow, from now on. */
 void self_cost__add_prog(struct self_cost *sc, int prog_fd, const char *name);
+/* Closes the window or starts the next period when it is time: call it often (every
+ * poll); the window is as long as the time between two calls allows. */
+void self_cost__tick(struct self_cost *sc);
 /* The interval since the last call: each program's runs and run time, the process's CPU and
- * RSS, into s. */
+ * RSS, into s. Ends the period in progress. */
 void self_cost__collect(struct self_cost *sc, struct snapshot *s);
 void self_cost__close(struct self_cost *sc);
-/* Run time of all followed programs so far, ns (cumulative). */
-__u64 self_cost__total_ns(const struct self_cost *sc);
+/* Estimated run time of all followed programs so far, ns (cumulative). Ends the period in
+ * progress. */
+__u64 self_cost__total_ns(struct self_cost *sc);
+
+/* A period of period_ns in which the statistics were on for window_ns and counted `seen`:
+ * the estimate for the whole period, in est (added). Pure. */
+void prog_stat_scale_add(const struct prog_stat *seen, __u64 window_ns, __u64 period_ns,
+			 struct prog_stat *est);
 
 /* What happened between two readings of cumulative counters. A counter that went
  * backwards (the program was replaced, statistics switched off and on) starts again from
