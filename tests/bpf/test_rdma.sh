@@ -491,6 +491,22 @@ else
 fi
 expect_err "--debug-dir not a directory" 2 --debug-dir /nonexistent/debug -d 1
 
+# 9d. a provider built with -fcf-protection, as Ubuntu and Fedora build theirs: every
+# function begins with endbr64, which x86 uprobes single-step; the probes go past it
+if [ "$(uname -m)" = x86_64 ]; then
+	CET=$RDMA_DIR/libttstandin.cet.so
+	tt_check "the -fcf-protection provider's post_send begins with endbr64 (objdump)" \
+		eval 'objdump -d "$CET" | grep -A1 "<si_post_send>:" | grep -q endbr64'
+	if attach_late cet env LD_PRELOAD="$CET" "$APP"; then
+		tt_check "endbr64 provider: rdma.wr matches the app" compare_late cet
+		n=$(grep -c "probed past its endbr64" "$W/cet.err")
+		tt_check "endbr64 provider: post_send, post_recv and poll_cq probed past their endbr64 ($n)" \
+			[ "$n" -ge 3 ]
+	else
+		tt_fail "endbr64 provider scenario ran"
+	fi
+fi
+
 # 10. the same in its own mount namespace (a container): the library exists only there,
 # tailtrace reaches it through /proc/PID/root
 CT=$W/ct

@@ -4,6 +4,8 @@
 # provider (rdma_app --bench) without tailtrace, with the default sampled poll side and
 # with --rdma-full, and prints mean and p50 per call. Needs root; run after `make`.
 # Usage: tools/rdma/bench.sh [N]   (default 200000 iterations)
+# RDMA_BENCH_LIB=PATH preloads another build of the stand-in into the application, e.g.
+# build/rdma/libttstandin.cet.so (built with -fcf-protection: endbr64 at every entry).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TT_BUILD:-$root/build}
@@ -14,7 +16,7 @@ trap 'rm -rf "$w"' EXIT
 run() { # MODE: none | sampled | full
 	local mode=$1 tt=
 	rm -f "$w/go-open" "$w/go-post"
-	"$build/rdma/rdma_app" --bench "$n" --go-open "$w/go-open" --go-post "$w/go-post" \
+	env ${RDMA_BENCH_LIB:+LD_PRELOAD="$RDMA_BENCH_LIB"} "$build/rdma/rdma_app" --bench "$n" --go-open "$w/go-open" --go-post "$w/go-post" \
 		--out "$w/$mode.json" &
 	local app=$!
 	if [ "$mode" != none ]; then

@@ -14,8 +14,14 @@ RDMA_SI_FULL := $(RDMA_TOOL_DIR)/libttstandin.full.so
 RDMA_SI := $(RDMA_TOOL_DIR)/libttstandin.so
 RDMA_SI_DEBUG := $(RDMA_TOOL_DIR)/libttstandin.debug
 RDMA_SI_MINI := $(RDMA_TOOL_DIR)/libttstandin.minidebug.so
+RDMA_SI_CET := $(RDMA_TOOL_DIR)/libttstandin.cet.so
 RDMA_APP := $(RDMA_TOOL_DIR)/rdma_app
 TOOL_BINS += $(RDMA_SI_FULL) $(RDMA_SI) $(RDMA_SI_DEBUG) $(RDMA_SI_MINI) $(RDMA_APP)
+# built as Ubuntu and Fedora build their libraries: on x86-64, -fcf-protection begins every
+# function with endbr64, which x86 uprobes single-step (lib/uprobe_entry.h)
+ifeq ($(shell uname -m),x86_64)
+TOOL_BINS += $(RDMA_SI_CET)
+endif
 
 $(RDMA_TOOL_DIR):
 	$(Q)mkdir -p $@
@@ -23,6 +29,12 @@ $(RDMA_TOOL_DIR):
 $(RDMA_SI_FULL): tools/rdma/standin.c tools/rdma/standin.h tools/rdma/standin.map | $(RDMA_TOOL_DIR)
 	@echo "  CC       $@"
 	$(Q)$(CC) $(CFLAGS) -Itools/rdma -fPIC -shared -fvisibility=hidden \
+		-Wl,--version-script=tools/rdma/standin.map -Wl,-soname,libttstandin.so -Wl,--build-id \
+		$< -lpthread -o $@
+
+$(RDMA_SI_CET): tools/rdma/standin.c tools/rdma/standin.h tools/rdma/standin.map | $(RDMA_TOOL_DIR)
+	@echo "  CC       $@"
+	$(Q)$(CC) $(CFLAGS) -fcf-protection=full -Itools/rdma -fPIC -shared -fvisibility=hidden \
 		-Wl,--version-script=tools/rdma/standin.map -Wl,-soname,libttstandin.so -Wl,--build-id \
 		$< -lpthread -o $@
 

@@ -15,6 +15,7 @@
 #include "rdma/rdma_debuginfo.h"
 #include "rdma/rdma_scan.h"
 #include "lib/clock.h"
+#include "lib/uprobe_entry.h"
 #include "lib/util.h"
 
 static const struct {
@@ -48,7 +49,8 @@ static struct bpf_link *attach_at(struct rdma_tracer *t, struct bpf_program *p, 
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 
-	return bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path, (size_t)off, &uo);
+	return bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path,
+					       (size_t)uprobe_entry_offset(path, off), &uo);
 }
 
 static int poll_links(struct rdma_tracer *t, size_t i, bool on)
@@ -121,8 +123,9 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 		return err;
 	}
 	t->ntgt++;
-	rdma_note(t, "%s at %s:0x%llx (%s)%s", rdma_fn_name(fn), path, (unsigned long long)off, how,
-		  fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "");
+	rdma_note(t, "%s at %s:0x%llx (%s)%s%s", rdma_fn_name(fn), path, (unsigned long long)off,
+		  how, fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "",
+		  uprobe_entry_offset(path, off) != off ? ", probed past its endbr64" : "");
 	return 0;
 }
 

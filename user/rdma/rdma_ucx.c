@@ -13,6 +13,7 @@
 #include "rdma/rdma_tracer_int.h"
 #include "rdma.skel.h"
 #include "rdma/rdma_resolve.h"
+#include "lib/uprobe_entry.h"
 #include "lib/util.h"
 
 static struct bpf_link *ucx_attach(struct rdma_tracer *t, struct bpf_program *p, const char *path,
@@ -23,7 +24,8 @@ static struct bpf_link *ucx_attach(struct rdma_tracer *t, struct bpf_program *p,
 
 	if (t->nucx_links == RDMA_UCX_LINKS_MAX)
 		return NULL;
-	l = bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path, (size_t)off, &uo);
+	l = bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path,
+					    (size_t)uprobe_entry_offset(path, off), &uo);
 	if (l)
 		t->ucx_links[t->nucx_links++] = l;
 	return l;
