@@ -14,6 +14,7 @@ enum flow_verdict {
 	FLOW_PENDING, /* ports match; owner (pid/comm/cgroup) not seen yet */
 	FLOW_TRACED,
 	FLOW_IGNORED,
+	FLOW_UNSAMPLED, /* left the --budget sample at a request boundary: the sweep deletes it */
 };
 
 enum req_phase {
@@ -179,7 +180,7 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 		return NULL;
 	f = bpf_map_lookup_elem(&flows, &addr);
 	if (f)
-		return f->verdict == FLOW_IGNORED ? NULL : f;
+		return f->verdict >= FLOW_IGNORED ? NULL : f;
 	if (!create)
 		return NULL;
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)

@@ -47,15 +47,19 @@ struct {
 volatile __u64 hist_epoch;
 
 /* --budget samples by flow: a socket is traced when the hash of its address is at most
- * this (~0: every socket). Userspace lowers and raises it (user/collect/budget.c), and
- * deletes the state of flows that leave the sample. */
+ * this (~0: every socket). Userspace lowers and raises it (user/collect/budget.c). */
 volatile __u32 sample_threshold = ~0u;
+/* ... and draws the sample anew every step with a new salt: over a run every flow is in
+ * it for its share of the time, so a few unlike flows (or a few flows at all) do not
+ * decide what the sample shows. */
+volatile __u64 sample_salt;
 
-/* Fibonacci hashing of the socket's address: its top bits are uniform whatever the slab
- * layout, so a threshold keeps an unbiased share of sockets. Same hash in user/collect. */
+/* Fibonacci hashing of the socket's address and the salt: its top bits are uniform
+ * whatever the slab layout, so a threshold keeps an unbiased share of sockets. Same hash
+ * in user/collect/budget.h. */
 static __always_inline bool flow_in_sample(__u64 addr)
 {
-	return (__u32)((addr * 0x9E3779B97F4A7C15ULL) >> 32) <= sample_threshold;
+	return (__u32)(((addr ^ sample_salt) * 0x9E3779B97F4A7C15ULL) >> 32) <= sample_threshold;
 }
 
 struct {

@@ -145,6 +145,13 @@ reset:
 static __always_inline void req_begin(struct flow *f, __u64 start, __u64 now)
 {
 	req_emit(f);
+	/* --budget: a flow that left the sample (drawn anew every step) leaves at a request
+	 * boundary, never in the middle of one: each request is kept when its flow is in the
+	 * sample as it starts, whatever its length. From now on no hook finds the flow; the
+	 * sweep deletes it (sock.bpf.h) and it comes back with a later draw. A store, not a
+	 * branch: the paths of the hooks that inline this stay one. */
+	if (!flow_in_sample(f->sk_addr))
+		f->verdict = FLOW_UNSAMPLED;
 	f->phase = REQ_IN;
 	f->req.start_ns = start;
 	if (f->tid && thread_mark(f->tid, now, &f->mark))

@@ -78,6 +78,8 @@ static long flow_sweep_one(struct bpf_map *map, __u64 *addr, struct flow *f, voi
 	if (state == TCP_CLOSE_STATE || (f->cookie && cookie != f->cookie)) {
 		bpf_map_delete_elem(map, addr);
 		cnt_add(CNT_CLOSES_UNSEEN, 1);
+	} else if (f->verdict == FLOW_UNSAMPLED) {
+		bpf_map_delete_elem(map, addr); /* it may come back with a later draw */
 	}
 	return 0;
 }

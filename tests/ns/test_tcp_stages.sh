@@ -295,13 +295,21 @@ print(("ok" if ok else "bad") + " cpu_s=%g programs_s=%g " % (s["cpu_s"], s["pro
 fi
 
 # ---------------------------------------------------------------- budget
-# 64 connections of open-loop requests, traced twice: unsampled (the reference, whose cost
-# shows the load exceeds the budget) and, from 4.5 s on, with --budget. From its third
-# interval on (the controller looks every second) each interval's cost must be within the
-# budget; the p99s of the whole runs within 10 % (the histograms' buckets are 1/16 wide).
-# Not in the default run (only with TCP_ONLY=budget): the cost half holds, but sampled p99s
-# are not within 10 % of the unsampled ones on these 2-CPU VMs (docs/performance.md says
-# why); a check known to fail does not belong in make test, and it is not weakened here.
+# 64 connections of open-loop requests, traced twice with the request programs on:
+# unsampled (the reference, whose cost shows the load exceeds the budget) and, from 4.5 s
+# on, with --budget. From its third interval on (the controller looks every second) each
+# interval's cost must be within the budget, and over the same span the p99s of the
+# request latency and of rx.sockq within 10 % of the reference's (the histograms' buckets
+# are 1/16 wide). rx.stack and tx.sendq are printed, not compared: they last a few us,
+# and the instance attached second also times the first one's programs (about 1 us at the
+# tail): at a rate of 1, two unsampled instances differed by +67 % and -11 % there.
+# Not in the default run (only with TCP_ONLY=budget): the budget is 85 % of the reference's
+# cost, and in some runs that is below the floor sampling cannot remove (every hook still
+# runs for every event, and the receive stamp of every packet of the port), measured here
+# at 60-86 % of the unsampled cost; then the cost half fails while the rate sinks to its
+# lowest; and the self-accounting behind the cost, measured 100 ms a second and scaled,
+# puts one interval in ten 20-40 % above the median. A check known to fail does not
+# belong in make test.
 if [[ " ${TCP_ONLY:-} " == *" budget "* ]]; then
 	srv 7418 tt-b-srv --compute const:50 --resp-bytes 512
 	srv_ready 7418 || tt_fail "loadgen server on 7418 did not start"
@@ -310,7 +318,9 @@ if [[ " ${TCP_ONLY:-} " == *" budget "* ]]; then
 	# moves a p99 that sits between two modes (rx.stack: 4 or 36 us from one interval to
 	# the next, unsampled)
 	bsrv=$LAST_SRV
-	hist_or_fail b_ref --port 7418 -p "$bsrv" -i 2
+	BSTAGES=(--stage req.latency --stage rx.sockq --stage rx.stack --stage tx.sendq)
+	hist_or_fail b_ref --port 7418 -p "$bsrv" -i 2 "${BSTAGES[@]}"
+	tref0=$(date +%s.%N)
 	cli_bg tt-b-cli "$TMP/b.json" --connect "$TB_SRV4" --port 7418 --rate 3000 --conns 64 --duration 24
 	# the budget: 85 % of what the unsampled instance costs on this load (its first full
 	# interval with traffic), unless given. Sampling cannot go below a floor: every hook
@@ -320,11 +330,12 @@ if [[ " ${TCP_ONLY:-} " == *" budget "* ]]; then
 	BUDGET=${TCP_BUDGET_PCT:-$(python3 -c 'import json,sys
 o = json.loads(open(sys.argv[1]).readlines()[1])["self"]
 print("%.3g" % (0.85 * (o["cpu_pct"] + o["programs_cpu_pct"])))' "$TMP/b_ref.json" 2>/dev/null || echo 0.5)}
-	hist_or_fail b_bud --port 7418 -p "$bsrv" -i 2 --budget "$BUDGET"
+	hist_or_fail b_bud --port 7418 -p "$bsrv" -i 2 --budget "$BUDGET" "${BSTAGES[@]}"
+	tbud0=$(date +%s.%N)
 	wait "$LAST_CLI"
 	tcp_hist_stop b_bud
 	tcp_hist_stop b_ref
-	bud=$(python3 - "$TMP/b_ref.json" "$TMP/b_bud.json" "$BUDGET" <<'PY' 2>&1
+	bud=$(python3 - "$TMP/b_ref.json" "$TMP/b_bud.json" "$BUDGET" "$tref0" "$tbud0" <<'PY' 2>&1
 import json, sys
 def objs(path):
     dec, text, out, i = json.JSONDecoder(), open(path).read(), [], 0
@@ -352,6 +363,7 @@ def p99(ivals, name):
 def cost(o):
     return o["self"]["cpu_pct"] + o["self"]["programs_cpu_pct"]
 ref, bud, budget = objs(sys.argv[1]), objs(sys.argv[2]), float(sys.argv[3])
+tref0, tbud0 = float(sys.argv[4]), float(sys.argv[5])
 ok, words = True, []
 steady = bud[2:-1]  # the last interval is partial
 costs = [cost(o) for o in steady]
@@ -361,15 +373,20 @@ rates = [o["self"]["sampling"]["rate"] for o in steady]
 med = sorted(costs)[len(costs) // 2] if costs else 1e9
 ok &= len(costs) >= 4 and med <= budget and max(costs) <= 1.1 * budget
 ok &= rcost[len(rcost) // 2] > budget
-ok &= max(rates) < 1
+ok &= sorted(rates)[len(rates) // 2] < 1
 words.append("cost %% of a CPU: ref median %.2f, budgeted median %.2f max %.2f (budget %g), rate %.3g-%.3g" %
              (rcost[len(rcost) // 2], med, max(costs), budget, min(rates), max(rates)))
-# the p99s over the same time: the budgeted instance starts at 4.5 s, two intervals later
-for st in ("rx.stack", "tx.sendq", "rx.sockq"):
-    a, na = p99(ref[3:-1], st)
+# the p99s over the same time: the budgeted instance's full intervals after its first (the
+# controller settling), and the reference's within the same span (2 s intervals from
+# each instance's attach; not the ones while the second instance loaded, which loads the
+# CPUs)
+lo, hi = tbud0 + 2, tbud0 + 2 * (len(bud) - 1)
+ref_same = [o for i, o in enumerate(ref[:-1]) if tref0 + 2 * i >= lo - 1 and tref0 + 2 * i + 2 <= hi + 1]
+for st in ("req.latency", "rx.sockq", "rx.stack", "tx.sendq"):
+    a, na = p99(ref_same, st)
     b, nb = p99(bud[1:-1], st)
-    good = a > 0 and abs(b - a) <= 0.1 * a
-    ok &= good
+    if st in ("req.latency", "rx.sockq"):
+        ok &= a > 0 and abs(b - a) <= 0.1 * a
     words.append("%s p99 %.1f/%.1f us (n %d/%d scaled)" % (st, a, b, na, nb))
 err = max(o["self"]["sampling"]["p99_error"] for o in steady)
 words.append("stated p99 error <= %.1f %%" % (100 * err))

@@ -189,9 +189,37 @@ static void test_budget_threshold(void **state)
 	assert_true(fabs(budget_rate_of(budget_threshold(0.25)) - 0.25) < 1e-9);
 	/* socket addresses (slab objects 2 KiB apart): the hash keeps the share asked for */
 	for (unsigned int i = 0; i < n; i++)
-		in += budget_flow_hash(0xffff888100000000ULL + (__u64)i * 2048) <=
+		in += budget_flow_hash(0xffff888100000000ULL + (__u64)i * 2048, 0) <=
 		      budget_threshold(0.25);
 	assert_true(fabs((double)in / n - 0.25) < 0.01);
+}
+
+/* 64 sockets at rate 0.5: one draw keeps a share that can be far from half, the draws of
+ * a run (a new salt every step) keep half on average, and every socket in its turn. */
+static void test_budget_redraws(void **state)
+{
+	unsigned int turns[64] = { 0 }, total = 0, draws = 2000, min = ~0u, max = 0;
+	__u32 thr = budget_threshold(0.5);
+	__u64 salt = 1;
+
+	(void)state;
+	assert_true(budget_next_salt(1) != budget_next_salt(2));
+	for (unsigned int d = 0; d < draws; d++) {
+		salt = budget_next_salt(salt);
+		for (unsigned int i = 0; i < 64; i++) {
+			unsigned int in = budget_flow_hash(0xffff888100000000ULL + (__u64)i * 2048,
+							   salt) <= thr;
+
+			turns[i] += in;
+			total += in;
+		}
+	}
+	assert_true(fabs((double)total / (64.0 * draws) - 0.5) < 0.01);
+	for (unsigned int i = 0; i < 64; i++) {
+		min = turns[i] < min ? turns[i] : min;
+		max = turns[i] > max ? turns[i] : max;
+	}
+	assert_true(min > 0.4 * draws && max < 0.6 * draws);
 }
 
 static void test_hist_scale_and_error(void **state)
@@ -227,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_record_roundtrip),
 		cmocka_unit_test(test_budget_rate),
 		cmocka_unit_test(test_budget_threshold),
+		cmocka_unit_test(test_budget_redraws),
 		cmocka_unit_test(test_hist_scale_and_error),
 	};
 

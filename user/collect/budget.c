@@ -34,6 +34,15 @@ __u32 budget_threshold(double rate)
 	return t < 0 ? 0 : (__u32)t;
 }
 
+__u64 budget_next_salt(__u64 salt)
+{
+	__u64 z = salt + 0x9E3779B97F4A7C15ULL;
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
 double budget_rate_of(__u32 threshold)
 {
 	return ((double)threshold + 1) / 4294967296.0;

@@ -21,10 +21,13 @@ double budget_next_rate(double rate, double cost_pct, double budget_pct);
 /* The threshold of a rate and back (the sample is hash <= threshold). */
 __u32 budget_threshold(double rate);
 double budget_rate_of(__u32 threshold);
-/* The hash the BPF side compares (flow_in_sample): Fibonacci hashing of the address. */
-static inline __u32 budget_flow_hash(__u64 addr)
+/* The hash the BPF side compares (flow_in_sample): Fibonacci hashing of the address and
+ * the sample's salt. */
+static inline __u32 budget_flow_hash(__u64 addr, __u64 salt)
 {
-	return (__u32)((addr * 0x9E3779B97F4A7C15ULL) >> 32);
+	return (__u32)(((addr ^ salt) * 0x9E3779B97F4A7C15ULL) >> 32);
 }
+/* The next salt after `salt` (splitmix64): a new draw of the sample. Pure. */
+__u64 budget_next_salt(__u64 salt);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The CPU budget applied (collect/budget.h): every BUDGET_STEP_S the collector measures its
  * cost, moves the share of flows traced, folds what was measured at the old rate (scaled
- * up) into the interval's pending snapshot, and forgets the flows that left the sample. */
+ * up) into the interval's pending snapshot, and draws the sample anew. */
 #include <errno.h>
 #include <stdio.h>
 #include <bpf/bpf.h>
@@ -22,6 +22,7 @@ void budget_open(struct collector *c, double pct)
 	b->rate = 1;
 	b->lowest = 1;
 	b->last_s = mono_s();
+	b->salt = budget_next_salt(mono_ns());
 	b->prog_ns_prev = self_cost__total_ns(&c->cost);
 	b->cpu_prev = self_cpu_seconds();
 	snapshot__init(&b->pending);
@@ -34,7 +35,7 @@ void budget_close(struct collector *c)
 
 /* Deletes the state of every flow whose socket hashes out of the sample: the BPF side no
  * longer creates or finds them, and one that comes back starts afresh. */
-static void drop_unsampled_flows(struct collector *c, __u32 threshold)
+static void drop_unsampled_flows(struct collector *c, __u32 threshold, __u64 salt)
 {
 	int fd = bpf_map__fd(c->skel->maps.flows);
 	__u64 key, next, *prev = NULL;
@@ -42,7 +43,7 @@ static void drop_unsampled_flows(struct collector *c, __u32 threshold)
 	__u32 steps = 2 * bpf_map__max_entries(c->skel->maps.flows);
 
 	while (steps-- && !bpf_map_get_next_key(fd, prev, &next)) {
-		if (budget_flow_hash(next) > threshold && !bpf_map_delete_elem(fd, &next))
+		if (budget_flow_hash(next, salt) > threshold && !bpf_map_delete_elem(fd, &next))
 			continue; /* deleted: the walk goes on from the same predecessor */
 		key = next;
 		prev = &key;
@@ -69,27 +70,29 @@ void budget_step(struct collector *c)
 	b->cost_pct = cost;
 	next = budget_next_rate(b->rate, cost, b->pct);
 	thr = budget_threshold(next);
-	if (thr == budget_threshold(b->rate)) {
-		if (b->sweep_again)
-			drop_unsampled_flows(c, thr);
-		b->sweep_again = false;
+	if (thr != budget_threshold(b->rate)) {
+		/* what was measured so far belongs to the old rate */
+		if (collect_sampled(c, &b->pending, cur, &nkeys) && log_verbose())
+			fprintf(stderr, "budget: reading the maps failed\n");
+		c->skel->data->sample_threshold = thr;
+		if (log_verbose())
+			fprintf(stderr,
+				"budget: cost %.2f %% of one CPU (budget %.3g %%): rate %.4g -> "
+				"%.4g\n",
+				cost, b->pct, b->rate, next);
+		b->rate = next;
+		if (next < b->lowest)
+			b->lowest = next;
+	}
+	if (thr == ~0u)
 		return;
-	}
-	/* what was measured so far belongs to the old rate */
-	if (collect_sampled(c, &b->pending, cur, &nkeys) && log_verbose())
-		fprintf(stderr, "budget: reading the maps failed\n");
-	c->skel->data->sample_threshold = thr;
-	if (next < b->rate) {
-		drop_unsampled_flows(c, thr);
-		b->sweep_again = true; /* a program that read the old threshold may recreate one */
-	}
-	if (log_verbose())
-		fprintf(stderr,
-			"budget: cost %.2f %% of one CPU (budget %.3g %%): rate %.4g -> %.4g\n",
-			cost, b->pct, b->rate, next);
-	b->rate = next;
-	if (next < b->lowest)
-		b->lowest = next;
+	/* a new draw: with requests, a flow that left the sample goes at its next request
+	 * boundary (bpf/requests.bpf.h); without, nothing else ends its turn. The sweep also
+	 * takes flows a program recreated after reading an older draw. */
+	b->salt = budget_next_salt(b->salt);
+	c->skel->bss->sample_salt = b->salt;
+	if (!c->skel->rodata->targ_requests)
+		drop_unsampled_flows(c, thr, b->salt);
 }
 
 /* Interval's end: what was folded at earlier rates joins s, and s states the rate (the

@@ -34,7 +34,7 @@ struct budget_state {
 	__u64 prog_ns_prev;      /* programs' run time then */
 	double cpu_prev;         /* ... and the process's CPU */
 	double cost_pct;         /* the last measured cost */
-	bool sweep_again;        /* delete out-of-sample flows once more at the next step */
+	__u64 salt;              /* the sample's draw now (flow_in_sample) */
 	struct snapshot pending; /* measured at earlier rates in this interval, scaled up */
 };
 
