@@ -11,6 +11,8 @@
 #include "collect/self_cost.h"
 #include "lib/clock.h"
 
+#define STATS_KEEPER_WAIT_MS 5
+
 static int read_prog(int fd, struct prog_stat *out)
 {
 	struct bpf_prog_info info;
@@ -24,16 +26,14 @@ static int read_prog(int fd, struct prog_stat *out)
 	return 0;
 }
 
-/* The statistics on: by this process while it holds CAP_SYS_ADMIN, by the keeper after. */
-static bool stats_on(struct self_cost *sc)
+/* Counts read: every run after this is counted while the statistics stay on. */
+static void window_open(struct self_cost *sc, __u64 now)
 {
-	if (sc->stats_fd >= 0 || sc->keeper_on)
-		return true;
-	sc->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (sc->stats_fd >= 0)
-		return true;
-	sc->keeper_on = !stats_keeper__set(&sc->keeper, true);
-	return sc->keeper_on;
+	sc->window_start_ns = now;
+	sc->measuring = true;
+	for (int i = 0; i < sc->nprogs; i++)
+		if (read_prog(sc->prog_fd[i], &sc->opened[i]))
+			memset(&sc->opened[i], 0, sizeof(sc->opened[i]));
 }
 
 static void stats_off(struct self_cost *sc)
@@ -42,7 +42,7 @@ static void stats_off(struct self_cost *sc)
 		close(sc->stats_fd);
 	sc->stats_fd = -1;
 	if (sc->keeper_on)
-		stats_keeper__set(&sc->keeper, false);
+		stats_keeper__ask(&sc->keeper, false);
 	sc->keeper_on = false;
 }
 
@@ -59,24 +59,48 @@ static void window_read(struct self_cost *sc, __u64 now)
 		prog_stat_delta(&sc->opened[i], &cur, &sc->window[i]);
 		sc->opened[i] = cur;
 	}
-	sc->window_ns = now > sc->period_ns ? now - sc->period_ns : 1;
+	sc->window_ns = now > sc->window_start_ns ? now - sc->window_start_ns : 1;
+	sc->measured = sc->measuring;
 }
 
-/* A new period, its window open: the statistics on (unless they still are), then the
- * counts read, so that every run after the read is counted. */
+/* The keeper's answer to "on", if it came (within wait_ms): the window opens now. */
+static void keeper_answered(struct self_cost *sc, int wait_ms)
+{
+	int r = stats_keeper__answer(&sc->keeper, wait_ms);
+
+	if (r == -EAGAIN)
+		return;
+	sc->keeper_asked = false;
+	sc->keeper_on = r == 1;
+	if (sc->keeper_on && !sc->window_ns)
+		window_open(sc, mono_ns());
+	else if (sc->keeper_on)
+		stats_off(sc); /* too late for this period's window */
+}
+
+/* A new period: its window opens now when the statistics are on or this process can turn
+ * them on, or once the keeper has (self_cost__tick). */
 static void period_start(struct self_cost *sc, __u64 now)
 {
-	bool was_on = sc->measuring && (sc->stats_fd >= 0 || sc->keeper_on);
+	bool on = sc->measuring && (sc->stats_fd >= 0 || sc->keeper_on);
 
 	sc->period_ns = now;
 	sc->window_ns = 0;
-	/* a period the statistics could not be turned on for adds nothing to the figures */
-	sc->measuring = !sc->refused && stats_on(sc);
-	if (!sc->measuring || was_on)
+	sc->measured = false;
+	sc->measuring = on;
+	if (on)
+		sc->window_start_ns = now; /* it goes on from the counts window_read took */
+	if (on || sc->refused)
 		return;
-	for (int i = 0; i < sc->nprogs; i++)
-		if (read_prog(sc->prog_fd[i], &sc->opened[i]))
-			memset(&sc->opened[i], 0, sizeof(sc->opened[i]));
+	sc->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (sc->stats_fd >= 0)
+		window_open(sc, now);
+	else if (!sc->keeper_asked && !stats_keeper__ask(&sc->keeper, true))
+		sc->keeper_asked = true;
+	/* the keeper answers within a few ms unless the host is saturated: then the window
+	 * opens at a later tick, and the statistics stay on longer than it */
+	if (sc->keeper_asked)
+		keeper_answered(sc, STATS_KEEPER_WAIT_MS);
 }
 
 /* The counts read, then the statistics off (another holder may keep them on: what they
@@ -85,18 +109,24 @@ static void window_close(struct self_cost *sc, __u64 now)
 {
 	window_read(sc, now);
 	stats_off(sc);
+	sc->measuring = false;
 }
 
 /* The period so far joins the estimates; the next one starts now (a window still open
- * goes on into it). */
+ * goes on into it). A period whose window never opened (the keeper did not answer in
+ * time) is estimated from the last window measured. */
 static void period_end(struct self_cost *sc, __u64 now)
 {
 	__u64 len = now > sc->period_ns ? now - sc->period_ns : 1;
 
 	if (!sc->window_ns)
 		window_read(sc, now);
+	if (sc->measured) {
+		memcpy(sc->last_window, sc->window, sizeof(sc->window));
+		sc->last_window_ns = sc->window_ns;
+	}
 	for (int i = 0; i < sc->nprogs; i++)
-		prog_stat_scale_add(&sc->window[i], sc->window_ns, len, &sc->est[i]);
+		prog_stat_scale_add(&sc->last_window[i], sc->last_window_ns, len, &sc->est[i]);
 	period_start(sc, now);
 }
 
@@ -109,18 +139,17 @@ int self_cost__init(struct self_cost *sc)
 	sc->keeper.sock = -1;
 	sc->keeper.pid = -1;
 	sc->cpu_prev = self_cpu_seconds();
+	sc->period_ns = mono_ns();
 	if (sc->stats_fd < 0) {
 		err = -errno;
 		sc->refused = true;
-	} else if (stats_keeper__start(&sc->keeper)) {
-		/* no keeper (fork refused): the statistics stay on for the whole run, the
-		 * figures whole, every program paying for them */
-		sc->measuring = true;
-		sc->period_ns = mono_ns();
-		return 0;
+		return err;
 	}
-	period_start(sc, mono_ns());
-	return err;
+	/* without a keeper (fork refused) the statistics stay on for the whole run, the
+	 * figures whole, every program paying for them: one window that never closes */
+	stats_keeper__start(&sc->keeper);
+	window_open(sc, sc->period_ns);
+	return 0;
 }
 
 void self_cost__add_prog(struct self_cost *sc, int prog_fd, const char *name)
@@ -141,14 +170,17 @@ void self_cost__add_prog(struct self_cost *sc, int prog_fd, const char *name)
 
 void self_cost__tick(struct self_cost *sc)
 {
-	__u64 now = mono_ns(), in = now - sc->period_ns;
+	__u64 now = mono_ns();
 
 	if (sc->keeper.sock < 0)
 		return; /* refused, or no keeper: one window, the whole run (self_cost__init) */
-
-	if (!sc->window_ns && in >= SELF_STATS_ON_NS)
+	if (sc->keeper_asked) {
+		keeper_answered(sc, 0);
+		now = mono_ns();
+	}
+	if (sc->measuring && !sc->window_ns && now - sc->window_start_ns >= SELF_STATS_ON_NS)
 		window_close(sc, now);
-	else if (sc->window_ns && in >= SELF_STATS_PERIOD_NS)
+	else if (now - sc->period_ns >= SELF_STATS_PERIOD_NS)
 		period_end(sc, now);
 }
 

@@ -31,19 +31,24 @@ struct self_cost {
 	int stats_fd; /* BPF_ENABLE_STATS(BPF_STATS_RUN_TIME) while the window is open */
 	/* once capabilities are dropped, the statistics are turned on by the keeper */
 	struct stats_keeper keeper;
-	bool keeper_on;
-	bool refused;    /* the kernel refused the statistics at the start: figures stay zero */
-	bool measuring;  /* the statistics were turned on for this period's window */
-	__u64 period_ns; /* when this period (and its window) began, CLOCK_MONOTONIC */
-	__u64 window_ns; /* the window's length once closed, 0 while open */
+	bool keeper_on;    /* the keeper has them on */
+	bool keeper_asked; /* ... asked to turn them on, no answer yet */
+	bool refused;      /* the kernel refused the statistics at the start: figures stay zero */
+	bool measuring;    /* they are on and the window open */
+	bool measured;     /* this period's window was read */
+	__u64 period_ns;   /* when this period began, CLOCK_MONOTONIC */
+	__u64 window_start_ns; /* when its window opened */
+	__u64 window_ns;       /* the window's length once read, 0 before */
+	__u64 last_window_ns;  /* the last window measured (a period without one uses it) */
 	int nprogs;
 	int prog_fd[SELF_PROGS_MAX];
 	char name[SELF_PROGS_MAX][SNAP_PROG_NAME];
 	struct prog_stat opened[SELF_PROGS_MAX]; /* the kernel's counts when the window opened */
 	struct prog_stat window[SELF_PROGS_MAX]; /* what the window saw, once closed */
-	struct prog_stat est[SELF_PROGS_MAX];    /* estimated totals of the periods so far */
-	struct prog_stat prev[SELF_PROGS_MAX];   /* est at the last collect */
-	double cpu_prev;                         /* process CPU seconds at the last read */
+	struct prog_stat last_window[SELF_PROGS_MAX];
+	struct prog_stat est[SELF_PROGS_MAX];  /* estimated totals of the periods so far */
+	struct prog_stat prev[SELF_PROGS_MAX]; /* est at the last collect */
+	double cpu_prev;                       /* process CPU seconds at the last read */
 };
 
 /* Opens the first window (-errno when the kernel refuses: figures stay zero). */

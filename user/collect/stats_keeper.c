@@ -3,6 +3,7 @@
  * run-time statistics on and off for its unprivileged parent (stats_keeper.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +12,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
 #include <bpf/bpf.h>
@@ -95,12 +95,13 @@ static void __attribute__((noreturn)) keeper_main(int sock, pid_t parent)
 
 int stats_keeper__start(struct stats_keeper *k)
 {
-	struct timeval tmo = { .tv_sec = 2 };
 	pid_t parent = getpid();
 	int sv[2];
 
 	k->sock = -1;
 	k->pid = -1;
+	k->pending = 0;
+	k->last = 0;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
 	k->pid = fork();
@@ -116,22 +117,42 @@ int stats_keeper__start(struct stats_keeper *k)
 		keeper_main(sv[1], parent);
 	}
 	close(sv[1]);
-	/* a keeper that stopped answering must not stall the collector */
-	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
 	k->sock = sv[0];
 	return 0;
 }
 
-int stats_keeper__set(struct stats_keeper *k, bool on)
+int stats_keeper__ask(struct stats_keeper *k, bool on)
 {
-	char c = on ? '1' : '0', r;
+	char c = on ? '1' : '0';
 
 	if (k->sock < 0)
 		return -ENOTCONN;
-	errno = 0;
-	if (send(k->sock, &c, 1, MSG_NOSIGNAL) != 1 || recv(k->sock, &r, 1, 0) != 1)
-		return errno ? -errno : -EIO;
-	return r == c ? 0 : -EPERM;
+	if (send(k->sock, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+		return -errno;
+	k->pending++;
+	return 0;
+}
+
+int stats_keeper__answer(struct stats_keeper *k, int wait_ms)
+{
+	struct pollfd p = { .fd = k->sock, .events = POLLIN };
+	char r;
+
+	if (k->sock < 0)
+		return -ENOTCONN;
+	if (k->pending > 0 && wait_ms > 0)
+		poll(&p, 1, wait_ms);
+	while (k->pending > 0) {
+		ssize_t n = recv(k->sock, &r, 1, MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -EAGAIN;
+		if (n != 1)
+			return n < 0 ? -errno : -EPIPE;
+		k->pending--;
+		k->last = r == '1' ? 1 : r == '0' ? 0 : -1;
+	}
+	return k->last < 0 ? -EPERM : k->last;
 }
 
 void stats_keeper__stop(struct stats_keeper *k)

@@ -12,15 +12,22 @@
 #include <sys/types.h>
 
 struct stats_keeper {
-	int sock;  /* -1: no keeper */
-	pid_t pid; /* the child */
+	int sock;    /* -1: no keeper */
+	pid_t pid;   /* the child */
+	int pending; /* requests sent, not answered yet */
+	int last;    /* its last answer: 1 on, 0 off, -1 refused */
 };
 
 /* Forks the keeper; the statistics start off. 0, or -errno (then k->sock is -1). Call it
  * before any thread starts and while CAP_SYS_ADMIN is held. */
 int stats_keeper__start(struct stats_keeper *k);
-/* Statistics on or off: 0 once the keeper did it, -errno otherwise. */
-int stats_keeper__set(struct stats_keeper *k, bool on);
+/* Asks for the statistics on or off, without waiting: the collector's thread must not
+ * wait for another process on a saturated host. 0, or -errno. */
+int stats_keeper__ask(struct stats_keeper *k, bool on);
+/* The keeper's answers so far, waiting at most wait_ms for the first: 1 when the last
+ * request was done and the statistics are on, 0 off, -EAGAIN while a request is
+ * unanswered, -EPERM when the keeper could not, other -errno when it is gone. */
+int stats_keeper__answer(struct stats_keeper *k, int wait_ms);
 /* Closes the socket (the keeper closes its statistics fd and exits) and reaps it. */
 void stats_keeper__stop(struct stats_keeper *k);
 
