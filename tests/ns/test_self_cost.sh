@@ -28,9 +28,10 @@ ip netns add "$NS" && ip -n "$NS" link set lo up && ip -n "$NS" addr add "$ADDR/
 ip netns exec "$NS" "$LOADGEN" server --listen "$ADDR" --port $PORT --compute const:20 \
 	--duration 120 >"$W/srv.log" 2>&1 &
 pids+=($!)
+disown # killed at exit without a job-control line
 sleep 0.3
 
-# run_counts PID: "name runs run_ns" of every BPF program the process holds a fd of
+# progs PID: "name runs run_ns" of every BPF program the process holds a fd of
 progs() {
 	python3 - "$1" <<'PY'
 import os, subprocess, json, sys
