@@ -10,6 +10,10 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TT_BUILD:-$root/build}
 n=${1:-200000}
+if [ -n "${RDMA_BENCH_LIB:-}" ] && [ ! -r "$RDMA_BENCH_LIB" ]; then
+	echo "bench.sh: RDMA_BENCH_LIB=$RDMA_BENCH_LIB: no such file" >&2
+	exit 2
+fi
 w=$(mktemp -d /tmp/tt_rdma_bench.XXXXXX)
 trap 'rm -rf "$w"' EXIT
 

@@ -92,7 +92,10 @@ static void period_start(struct self_cost *sc, __u64 now)
 		sc->window_start_ns = now; /* it goes on from the counts window_read took */
 	if (on || sc->refused)
 		return;
-	sc->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	/* this process, until the capability drop makes it fail: the keeper from then on */
+	if (!sc->dropped)
+		sc->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	sc->dropped = sc->stats_fd < 0;
 	if (sc->stats_fd >= 0)
 		window_open(sc, now);
 	else if (!sc->keeper_asked && !stats_keeper__ask(&sc->keeper, true))

@@ -33,6 +33,7 @@ struct self_cost {
 	struct stats_keeper keeper;
 	bool keeper_on;    /* the keeper has them on */
 	bool keeper_asked; /* ... asked to turn them on, no answer yet */
+	bool dropped;      /* this process can no longer turn them on (capabilities dropped) */
 	bool refused;      /* the kernel refused the statistics at the start: figures stay zero */
 	bool measuring;    /* they are on and the window open */
 	bool measured;     /* this period's window was read */

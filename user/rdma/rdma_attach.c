@@ -49,8 +49,7 @@ static struct bpf_link *attach_at(struct rdma_tracer *t, struct bpf_program *p, 
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 
-	return bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path,
-					       (size_t)uprobe_entry_offset(path, off), &uo);
+	return bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path, (size_t)off, &uo);
 }
 
 static int poll_links(struct rdma_tracer *t, size_t i, bool on)
@@ -68,10 +67,11 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 		g->attached = false;
 		return 0;
 	}
-	t->ret[i] = attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, true), g->path, g->offset, true);
+	t->ret[i] = attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, true), g->path, g->probe_offset, true);
 	if (!t->ret[i])
 		return -errno;
-	t->entry[i] = attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, false), g->path, g->offset, false);
+	t->entry[i] =
+		attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, false), g->path, g->probe_offset, false);
 	if (!t->entry[i]) {
 		err = -errno;
 		bpf_link__destroy(t->ret[i]);
@@ -103,13 +103,15 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 	g->fn = fn;
 	snprintf(g->path, sizeof(g->path), "%s", path);
 	g->offset = off;
+	/* read once: poll targets attach again every sampling window */
+	g->probe_offset = uprobe_entry_offset(path, off);
 	g->inode = st.st_ino;
 	g->how = how;
 	if (fn == RDMA_FN_POLL_CQ) {
 		if (t->full || t->window_open)
 			err = poll_links(t, i, true);
 	} else {
-		t->entry[i] = attach_at(t, fn_prog(t, fn, false), path, off, false);
+		t->entry[i] = attach_at(t, fn_prog(t, fn, false), path, g->probe_offset, false);
 		if (!t->entry[i])
 			err = -errno;
 		else
@@ -125,7 +127,7 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 	t->ntgt++;
 	rdma_note(t, "%s at %s:0x%llx (%s)%s%s", rdma_fn_name(fn), path, (unsigned long long)off,
 		  how, fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "",
-		  uprobe_entry_offset(path, off) != off ? ", probed past its endbr64" : "");
+		  g->probe_offset != off ? ", probed past its endbr64" : "");
 	return 0;
 }
 
@@ -366,7 +368,8 @@ int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 	for (int h = 0; h < CTL__MAX; h++) {
 		if (elf_find_function(lib, ctl_hooks[h].sym, &off, NULL))
 			continue;
-		t->ctl[h] = attach_at(t, progs[h], lib, off, ctl_hooks[h].ret);
+		t->ctl[h] = attach_at(t, progs[h], lib, uprobe_entry_offset(lib, off),
+				      ctl_hooks[h].ret);
 		if (t->ctl[h])
 			n++;
 	}

@@ -42,7 +42,8 @@ struct rdma_tracer;
 struct rdma_target {
 	int fn; /* enum rdma_fn */
 	char path[PATH_MAX];
-	__u64 offset; /* file offset */
+	__u64 offset;       /* file offset */
+	__u64 probe_offset; /* where the uprobe goes: past a leading endbr64 (lib/uprobe_entry.h) */
 	__u64 inode;
 	const char *how; /* "symbol", "ops-table", "--rdma-probe" */
 	bool attached;   /* poll targets: attached right now (sampling) */

@@ -142,6 +142,15 @@ static void compute_verdict(struct rdma_verdict *v)
 		 w, 100 * v->wake_share);
 }
 
+/* The fabric counters of one kind rose in the window: that kind's class. */
+static void counter_verdict(struct rdma_verdict *v, enum attr_verdict_class cls, const char *kind,
+			    __u64 events)
+{
+	v->cls = cls;
+	snprintf(v->rule, sizeof(v->rule), "%s counters rose in the window (%llu events%s%s)", kind,
+		 (unsigned long long)events, v->fabric_top[0] ? ", " : "", v->fabric_top);
+}
+
 /* The class of a tail, from the evidence in a fixed order: a wake-up that is most of the
  * excess (measured time beats counts), transfers failing on transport retries, the fabric
  * counters' call (both: the larger count of risen events), a smaller but real wake-up;
@@ -161,17 +170,9 @@ static void decide(const struct rdma_verdict_params *p, struct rdma_verdict *v)
 			 "%llu transfers failed on transport retries or timeouts",
 			 (unsigned long long)v->retry_failed);
 	} else if (cong && (!trans || v->congestion_events >= v->transport_events)) {
-		v->cls = VERDICT_CONGESTION;
-		snprintf(v->rule, sizeof(v->rule),
-			 "congestion counters rose in the window (%llu events%s%s)",
-			 (unsigned long long)v->congestion_events, v->fabric_top[0] ? ", " : "",
-			 v->fabric_top);
+		counter_verdict(v, VERDICT_CONGESTION, "congestion", v->congestion_events);
 	} else if (trans) {
-		v->cls = VERDICT_TRANSPORT;
-		snprintf(v->rule, sizeof(v->rule),
-			 "transport counters rose in the window (%llu events%s%s)",
-			 (unsigned long long)v->transport_events, v->fabric_top[0] ? ", " : "",
-			 v->fabric_top);
+		counter_verdict(v, VERDICT_TRANSPORT, "transport", v->transport_events);
 	} else if (wake) {
 		compute_verdict(v);
 	} else {
