@@ -101,11 +101,9 @@ static void test_merge_by_hook(void **state)
 	snapshot__add_prog(&a, "tcp_probe", 100, 35000);
 	snapshot__add_prog(&a, "net_dev_xmit", 50, 5000);
 	a.sample_rate = 0.5;
-	a.p99_error = 0.02;
 	snapshot__add_prog(&b, "tcp_probe", 300, 105000);
 	snapshot__add_prog(&b, "sock_recv_length", 7, 2100);
 	b.sample_rate = 0.25;
-	b.p99_error = 0.04;
 	b.budget_pct = 1;
 	assert_int_equal(snapshot__merge(&a, &b), 0);
 	assert_int_equal(a.nprogs, 3);
@@ -114,7 +112,6 @@ static void test_merge_by_hook(void **state)
 	assert_int_equal(a.progs[0].run_ns, 140000);
 	assert_int_equal(snap_prog_time_ns(&a), 140000 + 5000 + 2100);
 	assert_true(snapshot__sample_rate(&a) == 0.25);
-	assert_true(a.p99_error == 0.04);
 	assert_true(a.budget_pct == 1);
 	snapshot__free(&a);
 	snapshot__free(&b);
@@ -147,7 +144,6 @@ static void test_record_roundtrip(void **state)
 	s.end_ns = 2000000000;
 	snapshot__add_prog(&s, "tcp_sendmsg", 1234, 324000);
 	s.sample_rate = 0.125;
-	s.p99_error = 0.031;
 	s.budget_pct = 2.5;
 	assert_int_equal(rec_header_encode(&buf, &h), 0);
 	assert_int_equal(rec_interval_encode(&buf, &s), 0);
@@ -157,7 +153,6 @@ static void test_record_roundtrip(void **state)
 	assert_int_equal(back.progs[0].runs, 1234);
 	assert_int_equal(back.progs[0].run_ns, 324000);
 	assert_true(fabs(back.sample_rate - 0.125) < 1e-9);
-	assert_true(fabs(back.p99_error - 0.031) < 1e-9);
 	assert_true(fabs(back.budget_pct - 2.5) < 1e-9);
 	rec_buf__free(&buf);
 	snapshot__free(&s);
@@ -243,10 +238,80 @@ static void test_hist_scale_and_error(void **state)
 	assert_true(hist_p99_error(&s, 1e-6) == 1);
 }
 
+/* A snapshot at rate 0.25 of: a stage of 10000 events seen spread evenly, one of 2000 seen
+ * spread evenly (fewer samples: a larger error), and one of 400 seen with a tail 50000 times its
+ * median: the largest error, but too few samples to enter the summary. */
+static void fill_sampled(struct snapshot *s)
+{
+	struct hist even, fewer, few;
+	struct hist_key k;
+
+	memset(&even, 0, sizeof(even));
+	memset(&fewer, 0, sizeof(fewer));
+	memset(&few, 0, sizeof(few));
+	for (int i = 1; i <= 10000; i++)
+		hist_record(&even, (__u64)i * 1000);
+	for (int i = 0; i < 2000; i++)
+		hist_record(&fewer, (__u64)(i + 1) * 5000);
+	for (int i = 0; i < 400; i++)
+		hist_record(&few, i < 396 ? 1000 : 50000000);
+	hist_scale(&even, 4);
+	hist_scale(&fewer, 4);
+	hist_scale(&few, 4);
+	memset(&k, 0, sizeof(k));
+	k.stage = STAGE_RX_STACK;
+	assert_int_equal(snapshot__add_hist(s, &k, &even), 0);
+	k.stage = STAGE_TX_SENDQ;
+	assert_int_equal(snapshot__add_hist(s, &k, &fewer), 0);
+	k.stage = STAGE_REQ_LATENCY;
+	assert_int_equal(snapshot__add_hist(s, &k, &few), 0);
+	/* the driver's stage times every packet of the ports, whatever the share of flows:
+	 * its tail is no sampling error, however heavy */
+	hist_scale(&few, 10);
+	k.stage = STAGE_RX_BACKLOG;
+	assert_int_equal(snapshot__add_hist(s, &k, &few), 0);
+	s->sample_rate = 0.25;
+}
+
+/* The summary names the stage of the largest error among the p99s with 1000 samples seen;
+ * a window of intervals has more samples than one interval, so smaller errors. */
+static void test_p99_error_summary(void **state)
+{
+	struct snapshot one, win;
+	double e1, ew;
+	int st;
+
+	(void)state;
+	snapshot__init(&one);
+	fill_sampled(&one);
+	e1 = snapshot__p99_error(&one, &st);
+	assert_int_equal(st, STAGE_TX_SENDQ);
+	assert_true(e1 > hist_p99_error(&one.hists[0].h, 0.25));
+	assert_true(hist_p99_error(&one.hists[3].h, 0.25) > e1);
+	assert_true(snapshot__hist_p99_error(&one, &one.hists[3]) == 0);
+	snapshot__init(&win);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(snapshot__merge(&win, &one), 0);
+	/* ten intervals: each p99 rests on ten times the samples, and the third stage's on
+	 * 4000, enough to enter the summary with its heavy tail */
+	ew = snapshot__p99_error(&win, &st);
+	assert_int_equal(st, STAGE_REQ_LATENCY);
+	assert_true(ew > e1);
+	assert_true(hist_p99_error(&win.hists[1].h, 0.25) < hist_p99_error(&one.hists[1].h, 0.25));
+	assert_true(hist_p99_error(&win.hists[1].h, 0.25) > 0);
+	/* every flow traced: no error, no stage */
+	one.sample_rate = 1;
+	assert_true(snapshot__p99_error(&one, &st) == 0);
+	assert_int_equal(st, -1);
+	snapshot__free(&one);
+	snapshot__free(&win);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_delta_grows),
+		cmocka_unit_test(test_p99_error_summary),
 		cmocka_unit_test(test_delta_restart),
 		cmocka_unit_test(test_window_scaled_to_period),
 		cmocka_unit_test(test_window_edges),

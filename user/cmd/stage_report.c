@@ -273,7 +273,7 @@ void stage_report_print_json(const struct snapshot *s, const struct stage_report
 		jw_double(w, "p90_us", us(sum.p90_ns));
 		jw_double(w, "p99_us", us(sum.p99_ns));
 		/* sampled by --budget: the p99's estimated relative error (0: all flows) */
-		jw_double(w, "p99_error", hist_p99_error(h, snapshot__sample_rate(s)));
+		jw_double(w, "p99_error", snapshot__hist_p99_error(s, &v[i]));
 		jw_double(w, "p999_us", us(sum.p999_ns));
 		jw_double(w, "max_us", us(sum.max_ns));
 		for (__u32 b = 0; b < HIST_SLOTS; b++) {
@@ -406,7 +406,8 @@ static double pct_of_cpu(const struct snapshot *s, double used)
 
 void stage_report_self_print_json(const struct snapshot *s, struct json_writer *w)
 {
-	double secs = snap_seconds(s), prog_s = (double)snap_prog_time_ns(s) / 1e9;
+	double secs = snap_seconds(s), prog_s = (double)snap_prog_time_ns(s) / 1e9, err;
+	int err_stage;
 
 	jw_object_begin(w, "self");
 	jw_double(w, "cpu_s", s->self_cpu_s);
@@ -431,7 +432,12 @@ void stage_report_self_print_json(const struct snapshot *s, struct json_writer *
 	jw_array_end(w);
 	jw_object_begin(w, "sampling");
 	jw_double(w, "rate", snapshot__sample_rate(s));
-	jw_double(w, "p99_error", s->p99_error);
+	err = snapshot__p99_error(s, &err_stage);
+	jw_double(w, "p99_error", err);
+	if (err_stage >= 0 && stage_info(err_stage))
+		jw_string(w, "p99_error_stage", stage_info(err_stage)->name);
+	else
+		jw_null(w, "p99_error_stage");
 	jw_double(w, "budget_pct", s->budget_pct);
 	jw_object_end(w);
 	jw_object_end(w);
@@ -450,9 +456,20 @@ void stage_report_self_print_text(const struct snapshot *s, FILE *f)
 		prog_s, pct_of_cpu(s, prog_s));
 	if (s->budget_pct > 0)
 		fprintf(f, "budget %.3g %% of one CPU: ", s->budget_pct);
-	if (rate < 1 || s->budget_pct > 0)
-		fprintf(f, "%.4g of flows traced (counts scaled up), p99 error ~%.1f %%\n", rate,
-			100.0 * s->p99_error);
+	if (rate < 1 || s->budget_pct > 0) {
+		int err_stage;
+		double err = snapshot__p99_error(s, &err_stage);
+
+		fprintf(f, "%.4g of flows traced (counts scaled up), ", rate);
+		if (err_stage >= 0 && stage_info(err_stage))
+			fprintf(f, "p99 error up to %s%.1f %% (%s; each stage's in its row)\n",
+				err >= 1 ? ">= " : "~", 100.0 * err, stage_info(err_stage)->name);
+		else if (rate < 1)
+			fprintf(f, "no stage has %d sampled events (each p99's error in its row)\n",
+				SNAP_P99_ERROR_MIN_SEEN);
+		else
+			fprintf(f, "p99 error 0 %%\n");
+	}
 	for (size_t i = 0; i < s->nprogs; i++) {
 		const struct snap_prog *p = &s->progs[i];
 
@@ -501,8 +518,7 @@ void stage_report_print_text(const struct snapshot *s, const struct stage_report
 			class_name(si->class), gw, group, (unsigned long long)sum.count, c[0], c[1],
 			c[2], c[3], c[4], c[5], place[0] ? "  " : "", place);
 		if (snapshot__sample_rate(s) < 1)
-			fprintf(f, "  (p99 +-%.1f%%)",
-				100 * hist_p99_error(&v[i].h, snapshot__sample_rate(s)));
+			fprintf(f, "  (p99 +-%.1f%%)", 100 * snapshot__hist_p99_error(s, &v[i]));
 		fputc('\n', f);
 		if (ro->chart)
 			chart(&v[i].h, f);

@@ -10,9 +10,8 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#define BUDGET_RECORD_DEFAULT_PCT 5.0 /* `record` without --budget */
-#define BUDGET_STEP_S             1.0 /* seconds between two looks at the cost */
-#define BUDGET_MIN_RATE           (1.0 / 4096)
+#define BUDGET_STEP_S   1.0 /* seconds between two looks at the cost */
+#define BUDGET_MIN_RATE (1.0 / 4096)
 
 /* The rate for the next step: cost_pct was measured at `rate`. Aims at 90 % of the budget:
  * lowers at once in proportion, raises at most twofold a step, and keeps the rate when it

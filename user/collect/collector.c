@@ -499,9 +499,7 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (c->nic)
 		softnet_baseline(c);
 	follow_costs(c);
-	budget_open(c, o->budget_pct >= 0                 ? o->budget_pct
-		       : (features & COLL_DEFAULT_BUDGET) ? BUDGET_RECORD_DEFAULT_PCT
-							  : 0);
+	budget_open(c, o->budget_pct >= 0 ? o->budget_pct : 0);
 	c->start_realtime = realtime_ns();
 	*out = c;
 	return 0;

@@ -13,10 +13,9 @@
 struct collector;
 
 enum collector_feature {
-	COLL_REQUESTS = 1u << 0,       /* request segmentation + scheduler view (explain, record) */
-	COLL_SLOW_REQS = 1u << 1,      /* keep slow requests for the flight recorder */
-	COLL_SCHED_HIST = 1u << 2,     /* per-request sched.* histograms (hist --stage sched.*) */
-	COLL_DEFAULT_BUDGET = 1u << 3, /* without --budget, BUDGET_RECORD_DEFAULT_PCT (record) */
+	COLL_REQUESTS = 1u << 0,   /* request segmentation + scheduler view (explain, record) */
+	COLL_SLOW_REQS = 1u << 1,  /* keep slow requests for the flight recorder */
+	COLL_SCHED_HIST = 1u << 2, /* per-request sched.* histograms (hist --stage sched.*) */
 };
 
 /* Opens, loads and attaches. On failure returns a negative errno with a one-line reason in

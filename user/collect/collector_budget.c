@@ -9,6 +9,7 @@
 #include "collect/collector_int.h"
 #include "collect/budget.h"
 #include "core/histogram.h"
+#include "core/stages.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "tailtrace.skel.h"
@@ -96,8 +97,7 @@ void budget_step(struct collector *c)
 }
 
 /* Interval's end: what was folded at earlier rates joins s, and s states the rate (the
- * lowest in force during the interval), the budget and the largest p99 error of the
- * histograms with 100 samples seen or more. */
+ * lowest in force during the interval) and the budget. */
 int budget_finish(struct collector *c, struct snapshot *s)
 {
 	struct budget_state *b = &c->bud;
@@ -109,25 +109,13 @@ int budget_finish(struct collector *c, struct snapshot *s)
 		return err;
 	s->budget_pct = b->pct;
 	s->sample_rate = b->lowest;
-	s->p99_error = 0;
-	for (size_t i = 0; i < s->nhists; i++) {
-		double e;
-
-		/* the summary is of the histograms a p99 means something for: 100 samples seen
-		 * (each stage's own error is in the outputs) */
-		if ((double)s->hists[i].h.count * b->lowest < 100)
-			continue;
-		e = hist_p99_error(&s->hists[i].h, b->lowest);
-
-		if (e > s->p99_error)
-			s->p99_error = e;
-	}
 	b->lowest = b->rate;
 	return err;
 }
 
 /* A share `rate` of the flows was traced: histograms and the counts of events on flows are
- * scaled up. With --dev, the places' stages also time packets of no traced flow: kept. */
+ * scaled up. The driver and softirq stages (SF_NIC) time every packet of the selected
+ * ports, and with --dev the places' stages also time packets of no traced flow: kept. */
 void budget_scale(const struct collector *c, struct snapshot *t)
 {
 	static const int flow_counters[] = {
@@ -142,7 +130,10 @@ void budget_scale(const struct collector *c, struct snapshot *t)
 		return;
 	for (size_t i = 0; i < t->nhists; i++) {
 		__u16 st = t->hists[i].key.stage;
+		const struct stage_info *si = stage_info(st);
 
+		if (si && (si->flags & SF_NIC))
+			continue;
 		if (c->skel->rodata->targ_ndevs && (st == STAGE_TX_QDISC || st == STAGE_TX_NIC))
 			continue;
 		hist_scale(&t->hists[i].h, f);

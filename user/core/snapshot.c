@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include "core/snapshot.h"
 #include "core/histogram.h"
+#include "core/stages.h"
 #include "attr/attribution.h"
 #include "lib/util.h"
 
@@ -308,13 +309,42 @@ double snapshot__sample_rate(const struct snapshot *s)
 	return s->sample_rate > 0 && s->sample_rate < 1 ? s->sample_rate : 1;
 }
 
-/* A window of intervals states the lowest rate any of them ran at and the largest error. */
+double snapshot__hist_p99_error(const struct snapshot *s, const struct snap_hist *sh)
+{
+	const struct stage_info *si = stage_info(sh->key.stage);
+
+	if (si && (si->flags & SF_NIC))
+		return 0;
+	return hist_p99_error(&sh->h, snapshot__sample_rate(s));
+}
+
+double snapshot__p99_error(const struct snapshot *s, int *stage)
+{
+	double rate = snapshot__sample_rate(s), worst = 0;
+	int which = -1;
+
+	for (size_t i = 0; rate < 1 && i < s->nhists; i++) {
+		double e;
+
+		if ((double)s->hists[i].h.count * rate < SNAP_P99_ERROR_MIN_SEEN)
+			continue;
+		e = snapshot__hist_p99_error(s, &s->hists[i]);
+		if (which < 0 || e > worst) {
+			worst = e;
+			which = (int)s->hists[i].key.stage;
+		}
+	}
+	if (stage)
+		*stage = which;
+	return worst;
+}
+
+/* A window of intervals states the lowest rate any of them ran at; its p99 error comes from
+ * its merged histograms (snapshot__p99_error), smaller than any one interval's. */
 static void merge_sampling(struct snapshot *dst, const struct snapshot *src)
 {
 	if (src->sample_rate > 0 && (dst->sample_rate <= 0 || src->sample_rate < dst->sample_rate))
 		dst->sample_rate = src->sample_rate;
-	if (src->p99_error > dst->p99_error)
-		dst->p99_error = src->p99_error;
 	if (src->budget_pct > dst->budget_pct)
 		dst->budget_pct = src->budget_pct;
 }

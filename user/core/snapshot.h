@@ -74,10 +74,10 @@ struct snapshot {
 	struct snap_prog progs[SNAP_PROGS_MAX];
 	size_t nprogs;
 	/* sampling (--budget, collect/budget.h): share of flows traced in the interval (0: not
-	 * sampled, as 1), the estimated relative error of a p99 it gives, and the budget in
-	 * percent of one CPU (0: none). Histograms and counters are already scaled up. */
+	 * sampled, as 1) and the budget in percent of one CPU (0: none). Histograms and
+	 * counters are already scaled up; the error sampling puts on each p99 comes from them
+	 * (snapshot__p99_error). */
 	double sample_rate;
-	double p99_error;
 	double budget_pct;
 	/* opaque mergeable attribution aggregate (user/attr/attribution.h), may be NULL */
 	struct attr_agg *attr;
@@ -122,6 +122,17 @@ double prog_ns_per_run(const struct snap_prog *p);
 __u64 snap_prog_time_ns(const struct snapshot *s);
 /* The share of flows traced: 1 when the snapshot was not sampled. */
 double snapshot__sample_rate(const struct snapshot *s);
+/* The error sampling (--budget) puts on the p99 of one of s's histograms: hist_p99_error at
+ * s's rate, 0 for the driver and softirq stages, which time every packet of the ports. */
+double snapshot__hist_p99_error(const struct snapshot *s, const struct snap_hist *sh);
+/* Sampled events a histogram needs before its p99's error enters the summary: ten beyond
+ * the p99. Fewer, and the p99 is near the largest sample whatever the rate. */
+#define SNAP_P99_ERROR_MIN_SEEN 1000
+/* The summary of the p99 errors sampling gives: the largest snapshot__hist_p99_error over
+ * the histograms with SNAP_P99_ERROR_MIN_SEEN sampled events, computed from s's own
+ * histograms (a window of intervals has more samples than any of them), and its stage in
+ * *stage (-1: none qualifies, or no sampling). 0 when every flow was traced. */
+double snapshot__p99_error(const struct snapshot *s, int *stage);
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src);
 /* Histogram keys and devices of src that dst does not hold yet (what a merge would add).
  * 0 or -ENOMEM. */

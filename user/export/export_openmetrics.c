@@ -379,7 +379,9 @@ static void print_sampling(FILE *f, const struct snapshot *s, const char *host, 
 	gauge(f, host, "tailtrace_sample_rate",
 	      "Share of flows traced (1: all; counts are scaled up)", snapshot__sample_rate(s), ts);
 	gauge(f, host, "tailtrace_sample_p99_error_ratio",
-	      "Estimated relative error of each p99 from sampling", s->p99_error, ts);
+	      "Largest estimated relative error of a p99 from sampling (stages with 1000 "
+	      "sampled events)",
+	      snapshot__p99_error(s, NULL), ts);
 	gauge(f, host, "tailtrace_budget_cpu_ratio", "CPU budget, share of one CPU (0: none)",
 	      s->budget_pct / 100, ts);
 }

@@ -192,8 +192,6 @@ static void named_scalar(struct snapshot *s, const char *name, __u64 v)
 		s->pkt_unmatched = v;
 	else if (!strcmp(name, "sample_rate_ppb"))
 		s->sample_rate = (double)v / 1e9;
-	else if (!strcmp(name, "p99_error_ppb"))
-		s->p99_error = (double)v / 1e9;
 	else if (!strcmp(name, "budget_pct_ppb"))
 		s->budget_pct = (double)v / 1e9;
 	else if (!strncmp(name, "prog_runs.", 10))
