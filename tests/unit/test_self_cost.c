@@ -145,6 +145,7 @@ static void test_record_roundtrip(void **state)
 	snapshot__add_prog(&s, "tcp_sendmsg", 1234, 324000);
 	s.sample_rate = 0.125;
 	s.budget_pct = 2.5;
+	s.budget_floor_pct = 1.75;
 	assert_int_equal(rec_header_encode(&buf, &h), 0);
 	assert_int_equal(rec_interval_encode(&buf, &s), 0);
 	assert_int_equal(rec_decode(buf.p, buf.len, "mem", &h, decoded, &back, &d), 0);
@@ -154,25 +155,104 @@ static void test_record_roundtrip(void **state)
 	assert_int_equal(back.progs[0].run_ns, 324000);
 	assert_true(fabs(back.sample_rate - 0.125) < 1e-9);
 	assert_true(fabs(back.budget_pct - 2.5) < 1e-9);
+	assert_true(fabs(back.budget_floor_pct - 1.75) < 1e-9);
 	rec_buf__free(&buf);
 	snapshot__free(&s);
 	snapshot__free(&back);
+}
+
+/* The fit of steps whose cost is 3 % of a CPU plus 2 % times the rate, one step in eight
+ * 40 % over (a noisy interval): the floor is the 3 %; steps at nearby low rates, whose
+ * pairwise slopes are mostly noise, weigh little; without the rate moving there is
+ * nothing to fit; a cost that is all sampled work has a floor of 0. */
+static void test_budget_fit(void **state)
+{
+	static const double rates[] = { 1,     0.5,    0.25,  0.125, 0.25, 0.5,
+					0.125, 0.0625, 0.125, 0.25,  1,    0.5 };
+	double rate[BUDGET_FLOOR_STEPS], cost[BUDGET_FLOOR_STEPS];
+	size_t n = sizeof(rates) / sizeof(rates[0]);
+	struct budget_fit fit;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		rate[i] = rates[i];
+		cost[i] = (3 + 2 * rates[i]) * (i % 8 == 3 ? 1.4 : 1);
+	}
+	assert_int_equal(budget_fit_steps(rate, cost, n, &fit), 0);
+	assert_true(fit.known);
+	assert_true(fabs(fit.floor - 3) < 0.05);
+	assert_true(fabs(fit.slope - 2) < 0.1);
+	/* at low rates a step's noise over a small rate difference is a wild slope: two
+	 * steps at rate 1 outweigh ten such pairs */
+	for (size_t i = 0; i < 14; i++) {
+		rate[i] = i < 2 ? 1 : 0.01 * (1 + i % 4);
+		cost[i] = 3 + 2 * rate[i] + (i % 2 ? 0.3 : -0.3) * (i >= 2);
+	}
+	assert_int_equal(budget_fit_steps(rate, cost, 14, &fit), 0);
+	assert_true(fabs(fit.floor - 3) < 0.35);
+	assert_true(fabs(fit.slope - 2) < 0.5);
+	/* rates within a factor 4: not known, however many pairs */
+	for (size_t i = 0; i < n; i++) {
+		rate[i] = 0.3 + 0.05 * (double)(i % 6);
+		cost[i] = 3 + 2 * rate[i];
+	}
+	assert_int_equal(budget_fit_steps(rate, cost, n, &fit), -1);
+	/* two steps, or a rate that never moved: not known */
+	assert_int_equal(budget_fit_steps(rate, cost, 2, &fit), -1);
+	assert_false(fit.known);
+	for (size_t i = 0; i < n; i++)
+		rate[i] = 1;
+	assert_int_equal(budget_fit_steps(rate, cost, n, &fit), -1);
+	/* all of the cost is the sampled flows' */
+	for (size_t i = 0; i < n; i++) {
+		rate[i] = rates[i];
+		cost[i] = 4 * rates[i];
+	}
+	assert_int_equal(budget_fit_steps(rate, cost, n, &fit), 0);
+	assert_true(fit.floor < 0.01);
+	/* a cost falling with the rate is noise: the slope is 0, the floor the median cost */
+	for (size_t i = 0; i < n; i++)
+		cost[i] = 5 - rates[i];
+	assert_int_equal(budget_fit_steps(rate, cost, n, &fit), 0);
+	assert_true(fit.slope == 0);
+	assert_true(fabs(fit.floor - 4.75) < 1e-9);
+}
+
+/* A budget under the floor: the rate goes where the traced flows cost a twentieth of the
+ * floor, not to the bottom; with no cost per flow, there is nothing to sample away. */
+static void test_budget_under_floor(void **state)
+{
+	struct budget_fit fit = { .known = true, .floor = 4, .slope = 2 };
+
+	(void)state;
+	/* 0.05 * 4 / 2 */
+	assert_true(fabs(budget_next_rate(0.02, 4.1, 3, &fit) - 0.1) < 1e-9);
+	assert_true(fabs(budget_next_rate(1, 6, 3, &fit) - 0.1) < 1e-9);
+	fit.slope = 0;
+	assert_true(budget_next_rate(0.3, 4.2, 3, &fit) == 1);
+	/* a floor well under the budget: the usual rule */
+	fit.floor = 1;
+	fit.slope = 4;
+	assert_true(fabs(budget_next_rate(1, 5, 3, &fit) - budget_next_rate(1, 5, 3, NULL)) < 1e-9);
+	/* under the floor but the cost within the budget (the load fell): the usual rule */
+	fit.floor = 4;
+	assert_true(budget_next_rate(0.1, 2, 3, &fit) == budget_next_rate(0.1, 2, 3, NULL));
 }
 
 static void test_budget_rate(void **state)
 {
 	(void)state;
 	/* no budget: everything */
-	assert_true(budget_next_rate(0.5, 10, 0) == 1);
+	assert_true(budget_next_rate(0.5, 10, 0, NULL) == 1);
 	/* twice over budget at full rate: down in proportion to 90 % of it */
-	assert_true(fabs(budget_next_rate(1, 4, 2) - 0.45) < 1e-9);
+	assert_true(fabs(budget_next_rate(1, 4, 2, NULL) - 0.45) < 1e-9);
 	/* well under: up, at most twofold a step, never above 1 */
-	assert_true(fabs(budget_next_rate(0.1, 0.5, 2) - 0.2) < 1e-9);
-	assert_true(budget_next_rate(0.8, 0.5, 2) == 1);
+	assert_true(fabs(budget_next_rate(0.1, 0.5, 2, NULL) - 0.2) < 1e-9);
+	assert_true(budget_next_rate(0.8, 0.5, 2, NULL) == 1);
 	/* near the aim: stays */
-	assert_true(budget_next_rate(0.3, 1.85, 2) == 0.3);
+	assert_true(budget_next_rate(0.3, 1.85, 2, NULL) == 0.3);
 	/* a cost no rate can meet: the floor */
-	assert_true(budget_next_rate(BUDGET_MIN_RATE, 50, 1) == BUDGET_MIN_RATE);
+	assert_true(budget_next_rate(BUDGET_MIN_RATE, 50, 1, NULL) == BUDGET_MIN_RATE);
 }
 
 static void test_budget_threshold(void **state)
@@ -312,6 +392,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_delta_grows),
 		cmocka_unit_test(test_p99_error_summary),
+		cmocka_unit_test(test_budget_fit),
+		cmocka_unit_test(test_budget_under_floor),
 		cmocka_unit_test(test_delta_restart),
 		cmocka_unit_test(test_window_scaled_to_period),
 		cmocka_unit_test(test_window_edges),

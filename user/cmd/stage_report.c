@@ -439,6 +439,10 @@ void stage_report_self_print_json(const struct snapshot *s, struct json_writer *
 	else
 		jw_null(w, "p99_error_stage");
 	jw_double(w, "budget_pct", s->budget_pct);
+	if (s->budget_floor_pct > 0)
+		jw_double(w, "floor_pct", s->budget_floor_pct);
+	else
+		jw_null(w, "floor_pct");
 	jw_object_end(w);
 	jw_object_end(w);
 }
@@ -470,6 +474,13 @@ void stage_report_self_print_text(const struct snapshot *s, FILE *f)
 		else
 			fprintf(f, "p99 error 0 %%\n");
 	}
+	/* the aim is 90 % of the budget: a floor above it cannot be sampled away */
+	if (s->budget_pct > 0 && s->budget_floor_pct >= 0.9 * s->budget_pct)
+		fprintf(f,
+			"budget under the floor: ~%.3g %% of one CPU with no flow traced (every "
+			"hook "
+			"still runs for each event of the selected ports)\n",
+			s->budget_floor_pct);
 	for (size_t i = 0; i < s->nprogs; i++) {
 		const struct snap_prog *p = &s->progs[i];
 

@@ -1,8 +1,91 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The budget's pure rules (collect/budget.h). */
+#include <stdlib.h>
 #include "collect/budget.h"
 
-double budget_next_rate(double rate, double cost_pct, double budget_pct)
+struct wslope {
+	double slope, weight;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_wslope(const void *a, const void *b)
+{
+	return cmp_double(&((const struct wslope *)a)->slope, &((const struct wslope *)b)->slope);
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int budget_fit_steps(const double *rate, const double *cost, size_t n, struct budget_fit *fit)
+{
+	struct wslope ws[BUDGET_FLOOR_STEPS * (BUDGET_FLOOR_STEPS - 1) / 2];
+	double icpt[BUDGET_FLOOR_STEPS], total = 0, seen = 0, slope = 0, rmin, rmax;
+	size_t np = 0;
+
+	fit->known = false;
+	if (n > BUDGET_FLOOR_STEPS)
+		n = BUDGET_FLOOR_STEPS;
+	if (!n)
+		return -1;
+	rmin = rmax = rate[0];
+	for (size_t i = 1; i < n; i++) {
+		rmin = rate[i] < rmin ? rate[i] : rmin;
+		rmax = rate[i] > rmax ? rate[i] : rmax;
+	}
+	if (rmin <= 0 || rmax < BUDGET_FLOOR_MIN_SPREAD * rmin)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			double lo = rate[i] < rate[j] ? rate[i] : rate[j];
+			double hi = rate[i] < rate[j] ? rate[j] : rate[i];
+
+			if (lo <= 0 || hi < BUDGET_FLOOR_SPREAD * lo)
+				continue;
+			ws[np].slope = (cost[j] - cost[i]) / (rate[j] - rate[i]);
+			ws[np].weight = (hi - lo) * (hi - lo);
+			total += ws[np++].weight;
+		}
+	if (np < BUDGET_FLOOR_MIN_PAIRS)
+		return -1;
+	qsort(ws, np, sizeof(*ws), cmp_wslope);
+	for (size_t k = 0; k < np; k++) {
+		seen += ws[k].weight;
+		if (seen >= total / 2) {
+			slope = ws[k].slope;
+			break;
+		}
+	}
+	if (slope < 0)
+		slope = 0;
+	for (size_t i = 0; i < n; i++)
+		icpt[i] = cost[i] - slope * rate[i];
+	fit->floor = median(icpt, n);
+	if (fit->floor < 0)
+		fit->floor = 0;
+	fit->slope = slope;
+	fit->known = true;
+	return 0;
+}
+
+/* Under the floor: the rate whose traced flows cost a twentieth of the floor. */
+static double floor_hold_rate(const struct budget_fit *fit)
+{
+	double r = fit->slope > 0 ? 0.05 * fit->floor / fit->slope : 1;
+
+	return r > 1 ? 1 : r < BUDGET_MIN_RATE ? BUDGET_MIN_RATE : r;
+}
+
+double budget_next_rate(double rate, double cost_pct, double budget_pct,
+			const struct budget_fit *fit)
 {
 	double target = 0.9 * budget_pct, next;
 
@@ -10,6 +93,8 @@ double budget_next_rate(double rate, double cost_pct, double budget_pct)
 		return 1;
 	if (rate <= 0 || rate > 1)
 		rate = 1;
+	if (fit && fit->known && fit->floor >= target && cost_pct > budget_pct)
+		return floor_hold_rate(fit);
 	if (cost_pct <= 0)
 		return rate * 2 < 1 ? rate * 2 : 1;
 	next = rate * target / cost_pct;

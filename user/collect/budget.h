@@ -8,15 +8,46 @@
 #define TT_BUDGET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 #define BUDGET_STEP_S   1.0 /* seconds between two looks at the cost */
 #define BUDGET_MIN_RATE (1.0 / 4096)
 
+/* What tracing costs against the share of flows traced: cost = floor + slope * rate, % of
+ * one CPU. The floor is the cost with no flow traced: every hook still runs for every
+ * event, the driver stamps every packet of the ports. known: a fit was made. */
+struct budget_fit {
+	bool known;
+	double floor, slope;
+};
+
 /* The rate for the next step: cost_pct was measured at `rate`. Aims at 90 % of the budget:
  * lowers at once in proportion, raises at most twofold a step, and keeps the rate when it
- * would move by less than a tenth. Within [BUDGET_MIN_RATE, 1]. */
-double budget_next_rate(double rate, double cost_pct, double budget_pct);
+ * would move by less than a tenth. Over a budget that is under the floor (fit known, floor
+ * at 90 % of the budget or more) no rate keeps it, and the lower the rate the larger each
+ * p99's error: the rate goes to where the traced flows cost a twentieth of the floor, within
+ * 5 % of the least tailtrace can cost, and no lower (1 when tracing costs nothing per
+ * flow). fit may be NULL. Within [BUDGET_MIN_RATE, 1]. */
+double budget_next_rate(double rate, double cost_pct, double budget_pct,
+			const struct budget_fit *fit);
+/* The steps the floor is estimated from, how many pairs of them with rates a factor
+ * BUDGET_FLOOR_SPREAD apart it needs, and the factor between their lowest and highest rate
+ * (a fit over rates close together extrapolates its noise down to rate 0). */
+#define BUDGET_FLOOR_STEPS      16
+#define BUDGET_FLOOR_MIN_PAIRS  3
+#define BUDGET_FLOOR_SPREAD     1.5
+#define BUDGET_FLOOR_MIN_SPREAD 4.0
+/* The fit of n steps' (rate, cost) pairs, by a weighted Theil-Sen: the slope is the median
+ * of the pairwise slopes of the pairs whose rates differ by a factor BUDGET_FLOOR_SPREAD or
+ * more, each weighted by the square of its rate difference (a slope over a small
+ * difference is mostly the cost's noise), the floor the median of cost - slope * rate;
+ * robust to the odd noisy step (a step's program time is scaled up from the kernel
+ * statistics' 100 ms windows: collect/self_cost.h). Neither the floor nor the slope below 0.
+ * Returns -1 (fit not known) with fewer than BUDGET_FLOOR_MIN_PAIRS such pairs or rates within a
+ * factor BUDGET_FLOOR_MIN_SPREAD of each other: the rate barely moved. */
+int budget_fit_steps(const double *rate, const double *cost, size_t n, struct budget_fit *fit);
+
 /* The threshold of a rate and back (the sample is hash <= threshold). */
 __u32 budget_threshold(double rate);
 double budget_rate_of(__u32 threshold);

@@ -22,6 +22,8 @@ void budget_open(struct collector *c, double pct)
 	b->pct = pct;
 	b->rate = 1;
 	b->lowest = 1;
+	b->nsteps = 0;
+	b->fit.known = false;
 	b->last_s = mono_s();
 	b->salt = budget_next_salt(mono_ns());
 	b->prog_ns_prev = self_cost__total_ns(&c->cost);
@@ -55,6 +57,7 @@ void budget_step(struct collector *c)
 {
 	struct budget_state *b = &c->bud;
 	double now = mono_s(), cpu, cost, next;
+	struct budget_fit fit;
 	__u64 ns, cur[CNT__MAX];
 	size_t nkeys;
 	__u32 thr;
@@ -69,7 +72,15 @@ void budget_step(struct collector *c)
 	b->prog_ns_prev = ns;
 	b->cpu_prev = cpu;
 	b->cost_pct = cost;
-	next = budget_next_rate(b->rate, cost, b->pct);
+	/* this step ran at b->rate: one more point of cost against rate for the floor */
+	b->step_rate[b->nsteps % BUDGET_FLOOR_STEPS] = b->rate;
+	b->step_cost[b->nsteps % BUDGET_FLOOR_STEPS] = cost;
+	b->nsteps++;
+	if (!budget_fit_steps(b->step_rate, b->step_cost,
+			      b->nsteps < BUDGET_FLOOR_STEPS ? b->nsteps : BUDGET_FLOOR_STEPS,
+			      &fit))
+		b->fit = fit;
+	next = budget_next_rate(b->rate, cost, b->pct, &b->fit);
 	thr = budget_threshold(next);
 	if (thr != budget_threshold(b->rate)) {
 		/* what was measured so far belongs to the old rate */
@@ -97,7 +108,7 @@ void budget_step(struct collector *c)
 }
 
 /* Interval's end: what was folded at earlier rates joins s, and s states the rate (the
- * lowest in force during the interval) and the budget. */
+ * lowest in force during the interval), the budget and the floor under it when known. */
 int budget_finish(struct collector *c, struct snapshot *s)
 {
 	struct budget_state *b = &c->bud;
@@ -109,6 +120,7 @@ int budget_finish(struct collector *c, struct snapshot *s)
 		return err;
 	s->budget_pct = b->pct;
 	s->sample_rate = b->lowest;
+	s->budget_floor_pct = b->fit.known ? b->fit.floor : 0;
 	b->lowest = b->rate;
 	return err;
 }

@@ -7,6 +7,7 @@
 
 #include <bpf/libbpf.h>
 #include "collect/collector.h"
+#include "collect/budget.h"
 #include "attr/slow_keep.h"
 #include "collect/self_cost.h"
 #include "core/histogram.h"
@@ -27,13 +28,18 @@ struct attr_agg;
 
 /* --budget (collector_budget.c) */
 struct budget_state {
-	double pct;              /* % of one CPU, 0: off */
-	double rate;             /* share of flows traced now */
-	double lowest;           /* lowest rate since the last snapshot */
-	double last_s;           /* CLOCK_MONOTONIC of the last step */
-	__u64 prog_ns_prev;      /* programs' run time then */
-	double cpu_prev;         /* ... and the process's CPU */
-	double cost_pct;         /* the last measured cost */
+	double pct;         /* % of one CPU, 0: off */
+	double rate;        /* share of flows traced now */
+	double lowest;      /* lowest rate since the last snapshot */
+	double last_s;      /* CLOCK_MONOTONIC of the last step */
+	__u64 prog_ns_prev; /* programs' run time then */
+	double cpu_prev;    /* ... and the process's CPU */
+	double cost_pct;    /* the last measured cost */
+	/* the last BUDGET_FLOOR_STEPS steps' rate and cost, and the last fit made of them: kept
+	 * while the rate holds still (budget_fit_steps) */
+	double step_rate[BUDGET_FLOOR_STEPS], step_cost[BUDGET_FLOOR_STEPS];
+	__u32 nsteps;
+	struct budget_fit fit;
 	__u64 salt;              /* the sample's draw now (flow_in_sample) */
 	struct snapshot pending; /* measured at earlier rates in this interval, scaled up */
 };

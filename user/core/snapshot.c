@@ -347,6 +347,8 @@ static void merge_sampling(struct snapshot *dst, const struct snapshot *src)
 		dst->sample_rate = src->sample_rate;
 	if (src->budget_pct > dst->budget_pct)
 		dst->budget_pct = src->budget_pct;
+	if (src->budget_floor_pct > dst->budget_floor_pct)
+		dst->budget_floor_pct = src->budget_floor_pct;
 }
 
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src)

@@ -79,6 +79,9 @@ struct snapshot {
 	 * (snapshot__p99_error). */
 	double sample_rate;
 	double budget_pct;
+	/* what tailtrace costs with no flow traced (collect/budget.h budget_floor), % of one
+	 * CPU; 0: not estimated (the rate has not moved enough) */
+	double budget_floor_pct;
 	/* opaque mergeable attribution aggregate (user/attr/attribution.h), may be NULL */
 	struct attr_agg *attr;
 	/* hash indexes over hists[] and devs[] by key, so adding and merging cost O(1) a key

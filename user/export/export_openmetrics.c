@@ -384,6 +384,9 @@ static void print_sampling(FILE *f, const struct snapshot *s, const char *host, 
 	      snapshot__p99_error(s, NULL), ts);
 	gauge(f, host, "tailtrace_budget_cpu_ratio", "CPU budget, share of one CPU (0: none)",
 	      s->budget_pct / 100, ts);
+	gauge(f, host, "tailtrace_budget_floor_cpu_ratio",
+	      "Estimated cost with no flow traced, share of one CPU (0: not estimated)",
+	      s->budget_floor_pct / 100, ts);
 }
 
 int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)

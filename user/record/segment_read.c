@@ -194,6 +194,8 @@ static void named_scalar(struct snapshot *s, const char *name, __u64 v)
 		s->sample_rate = (double)v / 1e9;
 	else if (!strcmp(name, "budget_pct_ppb"))
 		s->budget_pct = (double)v / 1e9;
+	else if (!strcmp(name, "budget_floor_pct_ppb"))
+		s->budget_floor_pct = (double)v / 1e9;
 	else if (!strncmp(name, "prog_runs.", 10))
 		snapshot__add_prog(s, name + 10, v, 0);
 	else if (!strncmp(name, "prog_ns.", 8))
