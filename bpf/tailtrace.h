@@ -113,6 +113,7 @@ enum tt_counter {
 	CNT_RETRANS_UNSEEN,    /* retransmissions no event reported, from total_retrans */
 	CNT_CLOSES_UNSEEN,     /* flows of closed sockets found by the sweep, not a close event */
 	CNT_BQL_STALLS,        /* napi:dql_stall_detected: a TX queue's completions stalled */
+	CNT_RESP_UNSEEN,       /* client responses first seen at the read, not at arrival */
 	CNT__MAX,
 };
 

@@ -178,6 +178,7 @@ static int setup(void **state)
 	snap.counters[CNT_SENDS_UNTIMED] = 29;
 	snap.counters[CNT_RETRANS_UNSEEN] = 3;
 	snap.counters[CNT_CLOSES_UNSEEN] = 31;
+	snap.counters[CNT_RESP_UNSEEN] = 37;
 	snap.drop_reasons[2] = 5;
 	snap.drop_reasons[TT_DROP_REASONS - 1] = 1;
 	snap.hist_evicted = 13;
@@ -412,6 +413,7 @@ static void test_json_counters(void **state)
 		{ "sends_untimed", 29 },
 		{ "retransmits_unseen", 3 },
 		{ "closes_unseen", 31 },
+		{ "responses_unseen", 37 },
 	};
 	char name[64];
 

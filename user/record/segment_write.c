@@ -39,6 +39,7 @@ static const char *const counter_names[] = {
 	[CNT_RETRANS_UNSEEN] = "retrans_unseen",
 	[CNT_CLOSES_UNSEEN] = "closes_unseen",
 	[CNT_BQL_STALLS] = "bql_stalls",
+	[CNT_RESP_UNSEEN] = "responses_unseen",
 };
 /* A new counter must get a stable name here before it can be recorded; the size check
  * catches one added at the end, test_record_format catches a gap in the middle. */
