@@ -13,6 +13,7 @@
 #include "collect/self_cost.h"
 #include "core/histogram.h"
 #include "core/snapshot.h"
+#include "core/stages.h"
 #include "record/record_format.h"
 
 static void test_delta_grows(void **state)
@@ -369,6 +370,11 @@ static void test_p99_error_summary(void **state)
 	assert_true(e1 > hist_p99_error(&one.hists[0].h, 0.25));
 	assert_true(hist_p99_error(&one.hists[3].h, 0.25) > e1);
 	assert_true(snapshot__hist_p99_error(&one, &one.hists[3]) == 0);
+	/* what flow sampling thins: not the driver's stages, nor with --dev the places' */
+	assert_false(stage_flow_sampled(STAGE_RX_BACKLOG, false));
+	assert_true(stage_flow_sampled(STAGE_TX_QDISC, false));
+	assert_false(stage_flow_sampled(STAGE_TX_QDISC, true));
+	assert_true(stage_flow_sampled(STAGE_REQ_LATENCY, true));
 	snapshot__init(&win);
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(snapshot__merge(&win, &one), 0);

@@ -48,7 +48,7 @@ int budget_fit_steps(const double *rate, const double *cost, size_t n, struct bu
 			double lo = rate[i] < rate[j] ? rate[i] : rate[j];
 			double hi = rate[i] < rate[j] ? rate[j] : rate[i];
 
-			if (lo <= 0 || hi < BUDGET_FLOOR_SPREAD * lo)
+			if (hi < BUDGET_FLOOR_SPREAD * lo)
 				continue;
 			ws[np].slope = (cost[j] - cost[i]) / (rate[j] - rate[i]);
 			ws[np].weight = (hi - lo) * (hi - lo);

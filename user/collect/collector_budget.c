@@ -141,14 +141,8 @@ void budget_scale(const struct collector *c, struct snapshot *t)
 	if (f == 1)
 		return;
 	for (size_t i = 0; i < t->nhists; i++) {
-		__u16 st = t->hists[i].key.stage;
-		const struct stage_info *si = stage_info(st);
-
-		if (si && (si->flags & SF_NIC))
-			continue;
-		if (c->skel->rodata->targ_ndevs && (st == STAGE_TX_QDISC || st == STAGE_TX_NIC))
-			continue;
-		hist_scale(&t->hists[i].h, f);
+		if (stage_flow_sampled(t->hists[i].key.stage, c->skel->rodata->targ_ndevs))
+			hist_scale(&t->hists[i].h, f);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(flow_counters); i++)
 		t->counters[flow_counters[i]] =

@@ -311,9 +311,8 @@ double snapshot__sample_rate(const struct snapshot *s)
 
 double snapshot__hist_p99_error(const struct snapshot *s, const struct snap_hist *sh)
 {
-	const struct stage_info *si = stage_info(sh->key.stage);
-
-	if (si && (si->flags & SF_NIC))
+	/* the snapshot does not say whether --dev was given: tx.qdisc and tx.nic keep theirs */
+	if (!stage_flow_sampled(sh->key.stage, false))
 		return 0;
 	return hist_p99_error(&sh->h, snapshot__sample_rate(s));
 }
@@ -326,7 +325,8 @@ double snapshot__p99_error(const struct snapshot *s, int *stage)
 	for (size_t i = 0; rate < 1 && i < s->nhists; i++) {
 		double e;
 
-		if ((double)s->hists[i].h.count * rate < SNAP_P99_ERROR_MIN_SEEN)
+		if (!stage_flow_sampled(s->hists[i].key.stage, false) ||
+		    (double)s->hists[i].h.count * rate < SNAP_P99_ERROR_MIN_SEEN)
 			continue;
 		e = snapshot__hist_p99_error(s, &s->hists[i]);
 		if (which < 0 || e > worst) {

@@ -32,6 +32,15 @@ const struct stage_info *stage_info(enum tt_stage id)
 	return &stages[id];
 }
 
+bool stage_flow_sampled(enum tt_stage id, bool devs)
+{
+	const struct stage_info *si = stage_info(id);
+
+	if (si && (si->flags & SF_NIC))
+		return false;
+	return !(devs && (id == STAGE_TX_QDISC || id == STAGE_TX_NIC));
+}
+
 int stage_by_name(const char *name)
 {
 	for (int i = 0; i < STAGE__MAX; i++)

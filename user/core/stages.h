@@ -4,6 +4,7 @@
 #ifndef TT_USER_STAGES_H
 #define TT_USER_STAGES_H
 
+#include <stdbool.h>
 #include "tailtrace.h"
 
 enum tt_class {
@@ -31,6 +32,10 @@ struct stage_info {
 const struct stage_info *stage_info(enum tt_stage id);
 /* Returns the stage id for a name, or -ENOENT. */
 int stage_by_name(const char *name);
+/* Whether flow sampling (--budget) thins a stage's samples: not the driver and softirq
+ * stages (SF_NIC), which time every packet of the selected ports, nor, with --dev (devs),
+ * tx.qdisc and tx.nic, which then time packets of any flow. */
+bool stage_flow_sampled(enum tt_stage id, bool devs);
 /* The stages whose flags include all of `flags`, in catalogue order; returns how many
  * (at most max). */
 int stages_with(unsigned int flags, int *out, int max);
