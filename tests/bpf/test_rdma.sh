@@ -22,9 +22,11 @@ mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/ker
 W=$(mktemp -d /tmp/tt_rdma.XXXXXX)
 APP_PID=
 TT_PID=
+SRV_PID=
 cleanup() {
 	[ -n "$TT_PID" ] && kill "$TT_PID" 2>/dev/null
 	[ -n "$APP_PID" ] && kill "$APP_PID" 2>/dev/null
+	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null
 	wait 2>/dev/null
 	[ -n "${TT_KEEP:-}" ] && echo "# kept $W" || rm -rf "$W"
 }
@@ -492,14 +494,15 @@ fi
 expect_err "--debug-dir not a directory" 2 --debug-dir /nonexistent/debug -d 1
 
 # 9d. a provider built with -fcf-protection, as Ubuntu and Fedora build theirs: every
-# function begins with endbr64, which x86 uprobes single-step; the probes go past it
+# function begins with endbr64, which x86 uprobes single-step; the probes go past it (and
+# past post_send's test %rsi,%rsi) to the first instruction the kernel emulates
 if [ "$(uname -m)" = x86_64 ]; then
 	CET=$RDMA_DIR/libttstandin.cet.so
 	tt_check "the -fcf-protection provider's post_send begins with endbr64 (objdump)" \
 		eval 'objdump -d "$CET" | grep -A1 "<si_post_send>:" | grep -q endbr64'
 	if attach_late cet env LD_PRELOAD="$CET" "$APP"; then
 		tt_check "endbr64 provider: rdma.wr matches the app" compare_late cet
-		n=$(grep -c "probed past its endbr64" "$W/cet.err")
+		n=$(grep -c "probed at +[0-9]* past single-stepped" "$W/cet.err")
 		tt_check "endbr64 provider: post_send, post_recv and poll_cq probed past their endbr64 ($n)" \
 			[ "$n" -ge 3 ]
 	else
@@ -544,14 +547,42 @@ else
 	tt_fail "container debug-file scenario ran"
 fi
 
-# 11. UCX: ucx_perftest's UCP GET test over TCP on loopback (one process is requester
-# and responder, window 1). Its own p50 is the truth: measured once untraced, and by the
-# traced run itself, which pays the uprobe traps inside every iteration
+# 11. UCX: ucx_perftest's UCP GET test over TCP (window 1). Its own latency is the truth:
+# the p50 it prints each second, over the seconds tailtrace traced it (the first second,
+# before the probes attached, left out). 11a: one process requester and responder on
+# loopback, where the probes' own traps (0.5 us each here) are a tenth of a GET; 11b: the
+# requester in the testbed's client namespace, ucx_perftest's server in the server
+# namespace, across the router.
+PT_CHECK=$W/pt_check.py
+cat >"$PT_CHECK" <<'PY'
+import json, statistics, sys
+def interval_p50s(path): # "[thread 0]  ITERS  P50  AVG ..." once a second
+    return [float(l.split()[3]) for l in open(path)
+            if l.startswith("[thread") and len(l.split()) > 4]
+what, pt, ttj, arc, trc = sys.argv[1:6]
+lines = interval_p50s(pt)
+truth = statistics.median(lines[1:]) if len(lines) > 1 else 0
+tt = [json.loads(l) for l in open(ttj) if l.strip()][-1]
+u = tt.get("ucx") or {}
+rows = [r for r in u.get("ops", []) if r["op"] == "GET"]
+p50 = rows[0]["p50_ns"] / 1000 if rows else 0
+base = float(sys.argv[6]) if len(sys.argv) > 6 else 0
+print("# %s: perftest p50 %.2f us traced (median of %d seconds)%s; rdma.ucx GET p50 %.2f us"
+      " over %d ops (%d completed by callback, %d replaced), tls %s, callbacks %s" % (
+      what, truth, max(len(lines) - 1, 0), ", %.2f us untraced" % base if base else "", p50,
+      rows[0]["count"] if rows else 0, u.get("completed", 0), u.get("replaced", 0),
+      u.get("tls"), [c["path"] for c in u.get("callbacks", [])]))
+ok = arc == "0" and trc == "0" and bool(rows) and truth > 0 and len(lines) >= 3
+ok = ok and abs(p50 - truth) <= 0.1 * truth and u["completed"] > 1000
+ok = ok and u["replaced"] * 100 < u["completed"] and len(u["callbacks"]) == 1
+sys.exit(0 if ok else 1)
+PY
 if command -v ucx_perftest >/dev/null; then
 	export UCX_TLS=tcp UCX_NET_DEVICES=lo
-	PT="ucx_perftest -t ucp_get -s 8 -l -f"
-	$PT -n 20000 -w 2000 >"$W/pt0.out" 2>&1
-	$PT -n 60000 -w 40000 >"$W/pt.out" 2>&1 &
+	PT="ucx_perftest -t ucp_get -s 8 -l"
+	$PT -n 100000 -w 2000 >"$W/pt0.out" 2>&1
+	base=$(awk '/^Final:/ {print $3}' "$W/pt0.out")
+	$PT -n 320000 -w 2000 >"$W/pt.out" 2>&1 &
 	APP_PID=$!
 	sleep 0.3
 	"$TAILTRACE" rdma -p "$APP_PID" -j >"$W/ucx.json" 2>"$W/ucx.err" &
@@ -560,34 +591,12 @@ if command -v ucx_perftest >/dev/null; then
 	wait "$TT_PID"; trc=$?; TT_PID=
 	unset UCX_TLS UCX_NET_DEVICES
 	grep "ucx\|context" "$W/ucx.err" | sed 's/^/# /'
-	tt_check "ucx: callback found, GETs completed; p50 between perftest's untraced and traced p50" \
-		python3 - "$W/pt0.out" "$W/pt.out" "$W/ucx.json" "$arc" "$trc" <<'PY'
-import json, sys
-def p50_us(path): # -f prints one line: iterations, p50, average, overall, ...
-    v = 0
-    for l in open(path):
-        f = l.split()
-        if len(f) > 2 and f[0].isdigit():
-            v = float(f[1])
-    return v
-base, traced = p50_us(sys.argv[1]), p50_us(sys.argv[2])
-tt = [json.loads(l) for l in open(sys.argv[3]) if l.strip()][-1]
-u = tt.get("ucx") or {}
-rows = [r for r in u.get("ops", []) if r["op"] == "GET"]
-p50 = rows[0]["p50_ns"] / 1000 if rows else 0
-print("# perftest p50 %.2f us untraced, %.2f us traced; rdma.ucx GET p50 %.2f us over %d ops"
-      " (%d completed by callback, %d replaced), tls %s, callbacks %s" % (base, traced, p50,
-      rows[0]["count"] if rows else 0, u.get("completed", 0), u.get("replaced", 0),
-      u.get("tls"), [c["path"] for c in u.get("callbacks", [])]))
-# The issue asks for p50 within 10 % of perftest's. On this VM a uprobe trap costs a third
-# of a GET: perftest's traced iteration pays three (entry, return and callback), and
-# rdma.ucx's interval holds about one of them (the return probe that learns the
-# request). What holds here is the bracket below; docs/rdma.md has the numbers.
-ok = sys.argv[4] == "0" and sys.argv[5] == "0" and bool(rows) and base > 0 and traced > 0
-ok = ok and 0.9 * base <= p50 <= 1.1 * traced and u["completed"] > 10000
-ok = ok and u["replaced"] * 100 < u["completed"] and len(u["callbacks"]) == 1
-sys.exit(0 if ok else 1)
-PY
+	tt_check "ucx loopback: GETs completed through the callback; p50 within 10 % of perftest's" \
+		python3 "$PT_CHECK" loopback "$W/pt.out" "$W/ucx.json" "$arc" "$trc" "${base:-0}"
+	# Debian's perftest callback (subl $1,0xc(%rdx); jmp ucp_request_free) is probed on
+	# its jmp, which the kernel emulates, instead of single-stepping the subl
+	tt_check "ucx: the completion callback probed past its single-stepped first instruction" \
+		grep -q "completion callback at .*probed at +[0-9]* past single-stepped" "$W/ucx.err"
 	# the same operations judged by explain --rdma: a UCX verdict of its own, placed on
 	# the endpoint (this host has no RDMA device: no counters, so a tail is unattributed)
 	export UCX_TLS=tcp UCX_NET_DEVICES=lo
@@ -607,6 +616,29 @@ ok = sys.argv[2] == "0" and len(u) == 1 and u[0]["count"] > 1000
 ok = ok and u[0]["class"] in ("none", "unattributed") and not u[0]["fabric"]["available"]
 ok = ok and (u[0]["class"] == "none" or " ep 0x" in u[0]["where"])
 sys.exit(0 if ok else 1)' "$W/ucxex.json" "$trc"
+	# 11b. across namespaces: the traced requester in the client namespace, the server in
+	# the server namespace (it answers GETs from a loop that polls about once a millisecond)
+	tt_testbed_lock
+	tt_testbed_up
+	ip netns exec "$TB_NS_SRV" env UCX_TLS=tcp UCX_NET_DEVICES="$TB_SRV_DEV" \
+		ucx_perftest -p 13337 >"$W/pts.out" 2>&1 &
+	SRV_PID=$!
+	for _ in $(seq 50); do
+		ip netns exec "$TB_NS_SRV" ss -Hltn 'sport = :13337' | grep -q . && break
+		sleep 0.1
+	done
+	ip netns exec "$TB_NS_CLI" env UCX_TLS=tcp UCX_NET_DEVICES="$TB_CLI_DEV" \
+		ucx_perftest "$TB_SRV4" -p 13337 -t ucp_get -s 8 -n 4500 -w 100 >"$W/ptn.out" 2>&1 &
+	APP_PID=$!
+	sleep 0.3
+	"$TAILTRACE" rdma -p "$APP_PID" -j >"$W/ucxn.json" 2>"$W/ucxn.err" &
+	TT_PID=$!
+	wait "$APP_PID"; arc=$?; APP_PID=
+	wait "$TT_PID"; trc=$?; TT_PID=
+	kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=
+	tt_check "ucx across namespaces: p50 within 10 % of the requester's own" \
+		python3 "$PT_CHECK" namespaces "$W/ptn.out" "$W/ucxn.json" "$arc" "$trc"
+	"$TESTBED" down >/dev/null 2>&1
 else
 	tt_fail "ucx_perftest missing (tools/deps.sh installs ucx-utils)"
 fi

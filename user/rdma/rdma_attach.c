@@ -85,6 +85,7 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 /* Adds and attaches a data-path target unless the same function is already traced. */
 static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off, const char *how)
 {
+	char moved[80] = "";
 	struct rdma_target *g;
 	struct stat st;
 	size_t i;
@@ -103,8 +104,11 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 	g->fn = fn;
 	snprintf(g->path, sizeof(g->path), "%s", path);
 	g->offset = off;
-	/* read once: poll targets attach again every sampling window */
-	g->probe_offset = uprobe_entry_offset(path, off);
+	/* read once: poll targets attach again every sampling window; the post programs
+	 * read the work requests, the poll programs the completions after a return */
+	g->probe_offset = uprobe_entry_offset(
+		path, off,
+		fn == RDMA_FN_POLL_CQ ? UPROBE_READS_MEMORY | UPROBE_RETURN : UPROBE_READS_MEMORY);
 	g->inode = st.st_ino;
 	g->how = how;
 	if (fn == RDMA_FN_POLL_CQ) {
@@ -125,9 +129,11 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 		return err;
 	}
 	t->ntgt++;
+	if (g->probe_offset != off)
+		snprintf(moved, sizeof(moved), ", probed at +%llu past single-stepped instructions",
+			 (unsigned long long)(g->probe_offset - off));
 	rdma_note(t, "%s at %s:0x%llx (%s)%s%s", rdma_fn_name(fn), path, (unsigned long long)off,
-		  how, fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "",
-		  g->probe_offset != off ? ", probed past its endbr64" : "");
+		  how, fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "", moved);
 	return 0;
 }
 
@@ -368,8 +374,11 @@ int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 	for (int h = 0; h < CTL__MAX; h++) {
 		if (elf_find_function(lib, ctl_hooks[h].sym, &off, NULL))
 			continue;
-		t->ctl[h] = attach_at(t, progs[h], lib, uprobe_entry_offset(lib, off),
-				      ctl_hooks[h].ret);
+		/* one site for a function's entry and return programs */
+		t->ctl[h] = attach_at(
+			t, progs[h], lib,
+			uprobe_entry_offset(lib, off, UPROBE_READS_MEMORY | UPROBE_RETURN),
+			ctl_hooks[h].ret);
 		if (t->ctl[h])
 			n++;
 	}

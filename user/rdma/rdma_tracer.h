@@ -43,7 +43,8 @@ struct rdma_target {
 	int fn; /* enum rdma_fn */
 	char path[PATH_MAX];
 	__u64 offset;       /* file offset */
-	__u64 probe_offset; /* where the uprobe goes: past a leading endbr64 (lib/uprobe_entry.h) */
+	__u64 probe_offset; /* where the uprobe goes: past single-stepped openers
+			       (lib/uprobe_entry.h) */
 	__u64 inode;
 	const char *how; /* "symbol", "ops-table", "--rdma-probe" */
 	bool attached;   /* poll targets: attached right now (sampling) */

@@ -16,6 +16,8 @@
 #include "lib/uprobe_entry.h"
 #include "lib/util.h"
 
+/* Attaches at probe offset off (uprobe_entry_offset: the same for a function's entry and
+ * return programs). */
 static struct bpf_link *ucx_attach(struct rdma_tracer *t, struct bpf_program *p, const char *path,
 				   __u64 off, bool ret)
 {
@@ -24,8 +26,7 @@ static struct bpf_link *ucx_attach(struct rdma_tracer *t, struct bpf_program *p,
 
 	if (t->nucx_links == RDMA_UCX_LINKS_MAX)
 		return NULL;
-	l = bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path,
-					    (size_t)uprobe_entry_offset(path, off), &uo);
+	l = bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path, (size_t)off, &uo);
 	if (l)
 		t->ucx_links[t->nucx_links++] = l;
 	return l;
@@ -76,14 +77,18 @@ int rdma_ucx_attach(struct rdma_tracer *t)
 	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
 		if (elf_find_function(lib, ops[i].sym, &off, NULL))
 			continue;
+		/* the entry program reads the request parameters */
+		off = uprobe_entry_offset(lib, off, UPROBE_READS_MEMORY | UPROBE_RETURN);
 		/* the return probe first: an entry without it would leave per-thread state */
 		if (ucx_attach(t, t->skel->progs.ucx_op_exit, lib, off, true) &&
 		    ucx_attach(t, ops[i].enter, lib, off, false))
 			n++;
 	}
-	if (!elf_find_function(lib, "ucp_request_check_status", &off, NULL) &&
-	    ucx_attach(t, t->skel->progs.ucx_check_exit, lib, off, true))
-		ucx_attach(t, t->skel->progs.ucx_check_enter, lib, off, false);
+	if (!elf_find_function(lib, "ucp_request_check_status", &off, NULL)) {
+		off = uprobe_entry_offset(lib, off, UPROBE_RETURN); /* reads the request pointer */
+		if (ucx_attach(t, t->skel->progs.ucx_check_exit, lib, off, true))
+			ucx_attach(t, t->skel->progs.ucx_check_enter, lib, off, false);
+	}
 	if (!n)
 		return -errno ? -errno : -EPERM;
 	snprintf(t->ucx.lib, sizeof(t->ucx.lib), "%s", lib);
@@ -99,8 +104,8 @@ int rdma_on_ucx_event(void *ctx, void *data, size_t len)
 	const struct ucx_cb_event *e = data;
 	struct rdma_tracer *t = ctx;
 	struct rdma_ucx_cb *cb;
-	char path[PATH_MAX];
-	__u64 off;
+	char path[PATH_MAX], moved[80] = "";
+	__u64 off, probe;
 	int err;
 
 	if (len < sizeof(*e))
@@ -114,8 +119,10 @@ int rdma_on_ucx_event(void *ctx, void *data, size_t len)
 	for (int i = 0; i < t->ucx.ncb; i++)
 		if (t->ucx.cb[i].offset == off && !strcmp(t->ucx.cb[i].path, path))
 			return 0;
+	/* its program reads two argument registers only */
+	probe = uprobe_entry_offset(path, off, 0);
 	if (t->ucx.ncb == RDMA_UCX_CB_MAX ||
-	    !ucx_attach(t, t->skel->progs.ucx_complete, path, off, false)) {
+	    !ucx_attach(t, t->skel->progs.ucx_complete, path, probe, false)) {
 		rdma_note(t, "ucx: cannot attach the completion callback at %s:0x%llx", path,
 			  (unsigned long long)off);
 		return 0;
@@ -123,7 +130,11 @@ int rdma_on_ucx_event(void *ctx, void *data, size_t len)
 	cb = &t->ucx.cb[t->ucx.ncb++];
 	snprintf(cb->path, sizeof(cb->path), "%s", path);
 	cb->offset = off;
-	rdma_note(t, "ucx: completion callback at %s:0x%llx", path, (unsigned long long)off);
+	if (probe != off)
+		snprintf(moved, sizeof(moved), ", probed at +%llu past single-stepped instructions",
+			 (unsigned long long)(probe - off));
+	rdma_note(t, "ucx: completion callback at %s:0x%llx%s", path, (unsigned long long)off,
+		  moved);
 	return 0;
 }
 
