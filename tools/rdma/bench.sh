@@ -6,6 +6,9 @@
 # Usage: tools/rdma/bench.sh [N]   (default 200000 iterations)
 # RDMA_BENCH_LIB=PATH preloads another build of the stand-in into the application, e.g.
 # build/rdma/libttstandin.cet.so (built with -fcf-protection: endbr64 at every entry).
+# RDMA_BENCH_JSON=FILE also writes the three runs' figures there, one object
+# {"none": BENCH, "sampled": BENCH, "full": BENCH} (BENCH: rdma_app's "bench" object), for
+# tools/bench/run's rdma section.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TT_BUILD:-$root/build}
@@ -46,3 +49,10 @@ EOF
 
 echo "$n iterations of: post_send(1 signaled WR); poll_cq -> 1 wc; poll_cq -> empty"
 for m in none sampled full; do run $m; done
+if [ -n "${RDMA_BENCH_JSON:-}" ]; then
+	python3 - "$w" "$RDMA_BENCH_JSON" <<'EOF'
+import json, sys
+json.dump({m: json.load(open("%s/%s.json" % (sys.argv[1], m)))["bench"]
+           for m in ("none", "sampled", "full")}, open(sys.argv[2], "w"))
+EOF
+fi
