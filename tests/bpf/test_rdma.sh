@@ -548,9 +548,11 @@ else
 fi
 
 # 11. UCX: ucx_perftest's UCP GET test over TCP (window 1). Its own latency is the truth:
-# the p50 it prints each second, over the seconds tailtrace traced it (the first second,
-# before the probes attached, left out). 11a: one process requester and responder on
-# loopback, where the probes' own traps (0.5 us each here) are a tenth of a GET; 11b: the
+# the p50 it prints each second, over the seconds tailtrace traced it (the seconds before
+# the probes attached left out). 11a: one process requester and responder on loopback,
+# where the probes' own traps (0.5-1 us each here) are a tenth of a GET, so the truth is
+# perftest's traced p50 less the one trap rdma.ucx cannot see, priced by perftest's
+# untraced first two seconds; 11b: the
 # requester in the testbed's client namespace, ucx_perftest's server in the server
 # namespace, across the router.
 PT_CHECK=$W/pt_check.py
@@ -561,30 +563,38 @@ def interval_p50s(path): # "[thread 0]  ITERS  P50  AVG ..." once a second
             if l.startswith("[thread") and len(l.split()) > 4]
 what, pt, ttj, arc, trc = sys.argv[1:6]
 lines = interval_p50s(pt)
-truth = statistics.median(lines[1:]) if len(lines) > 1 else 0
+# "split": tailtrace started after perftest's first two seconds, then the untraced
+# baseline of the same process; the third is mixed; the truth is the seconds after
+split = len(sys.argv) > 6 and sys.argv[6] == "split"
+skip = 3 if split else 1
+truth = statistics.median(lines[skip:]) if len(lines) > skip else 0
+base = statistics.mean(lines[:2]) if split and len(lines) > 2 else 0
 tt = [json.loads(l) for l in open(ttj) if l.strip()][-1]
 u = tt.get("ucx") or {}
 rows = [r for r in u.get("ops", []) if r["op"] == "GET"]
 p50 = rows[0]["p50_ns"] / 1000 if rows else 0
-base = float(sys.argv[6]) if len(sys.argv) > 6 else 0
-print("# %s: perftest p50 %.2f us traced (median of %d seconds)%s; rdma.ucx GET p50 %.2f us"
-      " over %d ops (%d completed by callback, %d replaced), tls %s, callbacks %s" % (
-      what, truth, max(len(lines) - 1, 0), ", %.2f us untraced" % base if base else "", p50,
+# A traced GET pays three uprobe hits (entry, return, callback) and rdma.ucx's interval
+# holds two: the application's figure holds one hit, a third of what tracing added, that
+# no probe can see. Where the untraced seconds give that cost, the truth leaves it out.
+hit = (truth - base) / 3 if base and truth > base else 0
+expect = truth - hit
+print("# %s: perftest p50 %.2f us traced (median of %d seconds)%s, expected %.2f us; rdma.ucx"
+      " GET p50 %.2f us over %d ops (%d completed by callback, %d replaced), tls %s,"
+      " callbacks %s" % (what, truth, max(len(lines) - skip, 0),
+      ", %.2f us untraced, one hit %.2f us" % (base, hit) if base else "", expect, p50,
       rows[0]["count"] if rows else 0, u.get("completed", 0), u.get("replaced", 0),
       u.get("tls"), [c["path"] for c in u.get("callbacks", [])]))
-ok = arc == "0" and trc == "0" and bool(rows) and truth > 0 and len(lines) >= 3
-ok = ok and abs(p50 - truth) <= 0.1 * truth and u["completed"] > 1000
+ok = arc == "0" and trc == "0" and bool(rows) and truth > 0 and len(lines) >= skip + 2
+ok = ok and abs(p50 - expect) <= 0.1 * expect and u["completed"] > 1000
 ok = ok and u["replaced"] * 100 < u["completed"] and len(u["callbacks"]) == 1
 sys.exit(0 if ok else 1)
 PY
 if command -v ucx_perftest >/dev/null; then
 	export UCX_TLS=tcp UCX_NET_DEVICES=lo
 	PT="ucx_perftest -t ucp_get -s 8 -l"
-	$PT -n 100000 -w 2000 >"$W/pt0.out" 2>&1
-	base=$(awk '/^Final:/ {print $3}' "$W/pt0.out")
-	$PT -n 320000 -w 2000 >"$W/pt.out" 2>&1 &
+	$PT -n 900000 -w 2000 >"$W/pt.out" 2>&1 &
 	APP_PID=$!
-	sleep 0.3
+	sleep 2.5
 	"$TAILTRACE" rdma -p "$APP_PID" -j >"$W/ucx.json" 2>"$W/ucx.err" &
 	TT_PID=$!
 	wait "$APP_PID"; arc=$?; APP_PID=
@@ -592,7 +602,7 @@ if command -v ucx_perftest >/dev/null; then
 	unset UCX_TLS UCX_NET_DEVICES
 	grep "ucx\|context" "$W/ucx.err" | sed 's/^/# /'
 	tt_check "ucx loopback: GETs completed through the callback; p50 within 10 % of perftest's" \
-		python3 "$PT_CHECK" loopback "$W/pt.out" "$W/ucx.json" "$arc" "$trc" "${base:-0}"
+		python3 "$PT_CHECK" loopback "$W/pt.out" "$W/ucx.json" "$arc" "$trc" split
 	# Debian's perftest callback (subl $1,0xc(%rdx); jmp ucp_request_free) is probed on
 	# its jmp, which the kernel emulates, instead of single-stepping the subl
 	tt_check "ucx: the completion callback probed past its single-stepped first instruction" \

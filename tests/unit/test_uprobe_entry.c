@@ -166,6 +166,17 @@ static void test_entry_offset_in_file(void **state)
 	assert_int_equal(uprobe_entry_offset(path, 0x20, 0), 0x20);
 }
 
+static void test_moved_note(void **state)
+{
+	char b[80] = "x";
+
+	(void)state;
+	uprobe_moved_note(b, sizeof(b), 0x1a20, 0x1a27);
+	assert_string_equal(b, ", probed at +7 past single-stepped instructions");
+	uprobe_moved_note(b, sizeof(b), 0x1a20, 0x1a20);
+	assert_string_equal(b, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_skip_stops),
 		cmocka_unit_test(test_branches_into),
 		cmocka_unit_test(test_entry_offset_in_file),
+		cmocka_unit_test(test_moved_note),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
 /* A function entry's uprobe placed on its first instruction x86 uprobes emulate
  * (uprobe_entry.h): a small decoder of the instructions functions open with. */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "lib/uprobe_entry.h"
@@ -277,4 +278,13 @@ __u64 uprobe_entry_offset(const char *path, __u64 off, unsigned flags)
 	(void)flags;
 	return off;
 #endif
+}
+
+void uprobe_moved_note(char *buf, size_t len, __u64 entry, __u64 probe)
+{
+	if (probe > entry)
+		snprintf(buf, len, ", probed at +%llu past single-stepped instructions",
+			 (unsigned long long)(probe - entry));
+	else if (len)
+		buf[0] = '\0';
 }

@@ -45,5 +45,8 @@ bool code_branches_into(const unsigned char *w, size_t wn, size_t entry, size_t 
  * uprobe_entry_skip allows when no branch in the UPROBE_BRANCH_WINDOW bytes around it
  * lands among them, on x86-64 builds; off otherwise (or when unreadable). */
 __u64 uprobe_entry_offset(const char *path, __u64 off, unsigned flags);
+/* ", probed at +N past single-stepped instructions" into buf when probe is past entry,
+ * "" otherwise: what attach lines add. Pure. */
+void uprobe_moved_note(char *buf, size_t len, __u64 entry, __u64 probe);
 
 #endif

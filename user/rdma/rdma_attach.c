@@ -85,7 +85,7 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 /* Adds and attaches a data-path target unless the same function is already traced. */
 static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off, const char *how)
 {
-	char moved[80] = "";
+	char moved[80];
 	struct rdma_target *g;
 	struct stat st;
 	size_t i;
@@ -129,9 +129,7 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 		return err;
 	}
 	t->ntgt++;
-	if (g->probe_offset != off)
-		snprintf(moved, sizeof(moved), ", probed at +%llu past single-stepped instructions",
-			 (unsigned long long)(g->probe_offset - off));
+	uprobe_moved_note(moved, sizeof(moved), off, g->probe_offset);
 	rdma_note(t, "%s at %s:0x%llx (%s)%s%s", rdma_fn_name(fn), path, (unsigned long long)off,
 		  how, fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "", moved);
 	return 0;

@@ -104,7 +104,7 @@ int rdma_on_ucx_event(void *ctx, void *data, size_t len)
 	const struct ucx_cb_event *e = data;
 	struct rdma_tracer *t = ctx;
 	struct rdma_ucx_cb *cb;
-	char path[PATH_MAX], moved[80] = "";
+	char path[PATH_MAX], moved[80];
 	__u64 off, probe;
 	int err;
 
@@ -130,9 +130,7 @@ int rdma_on_ucx_event(void *ctx, void *data, size_t len)
 	cb = &t->ucx.cb[t->ucx.ncb++];
 	snprintf(cb->path, sizeof(cb->path), "%s", path);
 	cb->offset = off;
-	if (probe != off)
-		snprintf(moved, sizeof(moved), ", probed at +%llu past single-stepped instructions",
-			 (unsigned long long)(probe - off));
+	uprobe_moved_note(moved, sizeof(moved), off, probe);
 	rdma_note(t, "ucx: completion callback at %s:0x%llx%s", path, (unsigned long long)off,
 		  moved);
 	return 0;
