@@ -49,7 +49,7 @@ volatile __u64 hist_epoch;
 /* --budget samples by flow: a socket is traced when the hash of its address is at most
  * this (~0: every socket). Userspace lowers and raises it (user/collect/budget.c). */
 volatile __u32 sample_threshold = ~0u;
-/* ... and draws the sample anew every step with a new salt: over a run every flow is in
+/* ... and draws the sample anew every 10 s with a new salt: over a run every flow is in
  * it for its share of the time, so a few unlike flows (or a few flows at all) do not
  * decide what the sample shows. */
 volatile __u64 sample_salt;

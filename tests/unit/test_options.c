@@ -76,6 +76,7 @@ static const struct {
 	{ "-i", "1", OPT_INTERVAL },
 	{ "--interval", "2.5", OPT_INTERVAL },
 	{ "--count", "3", OPT_COUNT },
+	{ "--align", NULL, OPT_ALIGN },
 	{ "-j", NULL, OPT_JSON },
 	{ "--json", NULL, OPT_JSON },
 	{ "--stage", "tx.qdisc", OPT_STAGE },
@@ -361,6 +362,9 @@ static void test_count(void **state)
 	(void)state;
 	assert_int_equal(parse(OPT_COUNT, "hist", "--count", "10", NULL), 0);
 	assert_int_equal(o.count, 10);
+	assert_false(o.align);
+	assert_int_equal(parse(OPT_INTERVAL | OPT_ALIGN, "hist", "-i", "2", "--align", NULL), 0);
+	assert_true(o.align);
 	assert_rejected(parse(OPT_COUNT, "hist", "--count", "0", NULL), "invalid count '0'");
 	assert_rejected(parse(OPT_COUNT, "hist", "--count", "-3", NULL), "invalid count");
 	assert_rejected(parse(OPT_COUNT, "hist", "--count", "two", NULL), "invalid count");

@@ -6,6 +6,7 @@
 #include "collect/session.h"
 #include "cmd/stage_report.h"
 #include "core/stages.h"
+#include "lib/clock.h"
 
 /* request and scheduler stages need the request programs */
 static unsigned int hist_features(const struct tt_opts *o)
@@ -40,6 +41,8 @@ static void emit(struct session *ss, const struct snapshot *snap, double dur, bo
 
 		jw_init(&w, stdout, false);
 		jw_object_begin(&w, NULL);
+		/* the interval's end on the wall clock: joins instances' and hosts' outputs */
+		jw_uint(&w, "end_unix_ms", realtime_ns() / 1000000);
 		stage_report_print_json(snap, &ro, &w);
 		jw_object_end(&w);
 		jw_finish(&w);
@@ -56,8 +59,8 @@ int cmd_hist(int argc, char **argv)
 	int r;
 
 	r = session_start(&ss, "hist", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BUDGET |
-				  OPT_JSON | OPT_STAGE | OPT_BY | OPT_ROLE | OPT_CUDA,
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_ALIGN |
+				  OPT_BUDGET | OPT_JSON | OPT_STAGE | OPT_BY | OPT_ROLE | OPT_CUDA,
 			  0, hist_features);
 	if (r >= 0)
 		return r;

@@ -120,8 +120,8 @@ int cmd_top(int argc, char **argv)
 	int r;
 
 	r = session_start(&ss, "top", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BUDGET |
-				  OPT_BY | OPT_COUNT,
+			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_ALIGN |
+				  OPT_BUDGET | OPT_BY | OPT_COUNT,
 			  0, NULL);
 	if (r >= 0)
 		return r;

@@ -23,7 +23,8 @@ static const struct tt_cmd cmds[] = {
 	  "  tailtrace probe\n"
 	  "  tailtrace probe -j | python3 -m json.tool\n" },
 	{ "hist", cmd_hist, "per-stage latency histograms of TCP traffic (p50 ... p99.9)",
-	  "Usage: tailtrace hist [filters] [-d SEC] [-i SEC] [--stage NAME ...] [--by KEY] [-j]\n"
+	  "Usage: tailtrace hist [filters] [-d SEC] [-i SEC [--align]] [--stage NAME ...]\n"
+	  "                      [--by KEY] [-j]\n"
 	  "\n"
 	  "Times each stage of the TCP path of the selected traffic in kernel histograms and\n"
 	  "prints count, mean, p50, p90, p99, p99.9 and max per stage and group, with a bucket\n"
@@ -36,6 +37,8 @@ static const struct tt_cmd cmds[] = {
 	  "      --dev IFNAME    also time every packet crossing this device ([NETNS/]IFNAME)\n"
 	  "  -d, --duration SEC  stop after SEC seconds (default: Ctrl-C)\n"
 	  "  -i, --interval SEC  print every SEC seconds (per-interval numbers)\n"
+	  "      --align         end intervals at multiples of SEC on the wall clock (UTC), so\n"
+	  "                      that instances and hosts report the same spans\n"
 	  "      --stage NAME    only these stages (repeatable; see docs/stages.md)\n"
 	  "      --by KEY        group by port, raddr, comm, cgroup, pod or none (default);\n"
 	  "                      pod: the Kubernetes pod and container of the cgroup\n"
@@ -52,8 +55,8 @@ static const struct tt_cmd cmds[] = {
 	  "  tailtrace hist --dev eth0 --stage tx.qdisc -d 30 -j\n" },
 	{ "explain", cmd_explain,
 	  "why the tail is slow: compute, transport or congestion, and where",
-	  "Usage: tailtrace explain [filters] [-d SEC] [-i SEC] [--role server|client|auto] "
-	  "[--cuda] [--rdma] [-j]\n"
+	  "Usage: tailtrace explain [filters] [-d SEC] [-i SEC [--align]]\n"
+	  "                         [--role server|client|auto] [--cuda] [--rdma] [-j]\n"
 	  "\n"
 	  "Splits each request on the selected TCP connections (inbound then outbound data on\n"
 	  "a server socket, the reverse on a client socket; no payload is read) into TCP path\n"
@@ -64,6 +67,7 @@ static const struct tt_cmd cmds[] = {
 	  "  -p, --pid PID / --comm NAME / --cgroup PATH / --port N / --dev IFNAME   filters\n"
 	  "  -d, --duration SEC  trace for SEC seconds (default: until Ctrl-C)\n"
 	  "  -i, --interval SEC  a report every SEC seconds\n"
+	  "      --align         end intervals at multiples of SEC on the wall clock (UTC)\n"
 	  "      --role ROLE     analyse server sockets, client sockets, or auto (default)\n"
 	  "      --cuda          label off-CPU time inside libcuda cu*Synchronize as gpu.wait\n"
 	  "                      (libcuda.so.1 from the usual paths or $TAILTRACE_LIBCUDA)\n"
@@ -80,12 +84,13 @@ static const struct tt_cmd cmds[] = {
 	  "  tailtrace explain --comm vllm --role server -d 60 -j\n"
 	  "  tailtrace explain --rdma -p $(pgrep -n nixl_worker) -i 5\n" },
 	{ "top", cmd_top, "a refreshing per-group table of the main stages' p50/p99",
-	  "Usage: tailtrace top [filters] [-i SEC] [--count N] [-d SEC] [--by KEY]\n"
+	  "Usage: tailtrace top [filters] [-i SEC] [--align] [--count N] [-d SEC] [--by KEY]\n"
 	  "\n"
-	  "Every interval (default 1 s) a table per group (--by port, raddr, comm, cgroup, pod\n"
-	  "or none): segment rate (RTT samples/s), p50 and p99 of tx.sendq, tx.qdisc, tcp.rtt and\n"
-	  "rx.sockq, timed retransmissions, then drops and tailtrace's own losses. Redrawn in\n"
-	  "place on a terminal, printed as successive blocks otherwise.\n"
+	  "Every interval (default 1 s; --align: ending on the wall clock's multiples of it) a\n"
+	  "table per group (--by port, raddr, comm, cgroup, pod or none): segment rate (RTT\n"
+	  "samples/s), p50 and p99 of tx.sendq, tx.qdisc, tcp.rtt and rx.sockq, timed\n"
+	  "retransmissions, then drops and tailtrace's own losses. Redrawn in place on a\n"
+	  "terminal, printed as successive blocks otherwise.\n"
 	  "\n"
 	  "Examples:\n"
 	  "  tailtrace top --port 8000 --by raddr\n"

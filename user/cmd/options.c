@@ -32,7 +32,8 @@ enum {
 	LO_COUNT,
 	LO_RDMA,
 	LO_BUDGET,
-	LO_HOST
+	LO_HOST,
+	LO_ALIGN
 };
 
 static const struct option long_opts[] = {
@@ -64,6 +65,7 @@ static const struct option long_opts[] = {
 	{ "rdma", no_argument, NULL, LO_RDMA },
 	{ "budget", required_argument, NULL, LO_BUDGET },
 	{ "host", required_argument, NULL, LO_HOST },
+	{ "align", no_argument, NULL, LO_ALIGN },
 	{ 0 },
 };
 
@@ -92,6 +94,8 @@ static unsigned int opt_bit(int c)
 		return OPT_BUDGET;
 	case LO_HOST:
 		return OPT_HOST;
+	case LO_ALIGN:
+		return OPT_ALIGN;
 	case 'j':
 		return OPT_JSON;
 	case LO_STAGE:
@@ -423,6 +427,9 @@ static int set_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen
 		return 0;
 	case LO_RDMA:
 		o->rdma = true;
+		return 0;
+	case LO_ALIGN:
+		o->align = true;
 		return 0;
 	case 'p':
 	case LO_COMM:

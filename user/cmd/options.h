@@ -33,6 +33,7 @@ enum tt_opt_bit {
 	OPT_BUDGET = 1u << 19,
 	OPT_HOST = 1u << 20,    /* --host NAME */
 	OPT_BY_HOST = 1u << 21, /* --by host (report: compare hosts) */
+	OPT_ALIGN = 1u << 22,   /* --align: interval boundaries on the wall clock's grid */
 };
 /* Longest --host name: what a segment header holds (docs/record-format.md). */
 #define TT_HOST_NAME_MAX 255
@@ -50,6 +51,7 @@ struct tt_opts {
 	double duration_s;             /* -d, 0 = until interrupted */
 	double interval_s;             /* -i, 0 = only at the end */
 	long count;                    /* --count: number of intervals, 0 = unbounded */
+	bool align;                    /* --align: intervals end at multiples of -i (UTC) */
 	double budget_pct;             /* --budget: % of one CPU, 0 = none (unset: -1) */
 	bool json;                     /* -j */
 	int verbose;                   /* -v */

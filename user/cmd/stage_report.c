@@ -435,7 +435,11 @@ void stage_report_self_print_json(const struct snapshot *s, struct json_writer *
 	jw_object_begin(w, "sampling");
 	jw_double(w, "rate", snapshot__sample_rate(s));
 	err = snapshot__p99_error(s, &err_stage);
-	jw_double(w, "p99_error", err);
+	/* sampled, but no stage had enough events to bound its p99: unknown, not 0 */
+	if (snapshot__sample_rate(s) < 1 && err_stage < 0)
+		jw_null(w, "p99_error");
+	else
+		jw_double(w, "p99_error", err);
 	if (err_stage >= 0 && stage_info(err_stage))
 		jw_string(w, "p99_error_stage", stage_info(err_stage)->name);
 	else

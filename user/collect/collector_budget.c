@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The CPU budget applied (collect/budget.h): every BUDGET_STEP_S the collector measures its
- * cost, moves the share of flows traced, folds what was measured at the old rate (scaled
- * up) into the interval's pending snapshot, and draws the sample anew. */
+ * cost, moves the share of flows traced and folds what was measured at the old rate (scaled
+ * up) into the interval's pending snapshot; every BUDGET_DRAW_S it draws the sample anew. */
 #include <errno.h>
 #include <stdio.h>
 #include <bpf/bpf.h>
@@ -26,6 +26,7 @@ void budget_open(struct collector *c, double pct)
 	b->fit.known = false;
 	b->last_s = mono_s();
 	b->salt = budget_next_salt(mono_ns());
+	b->drawn_s = b->last_s;
 	b->prog_ns_prev = self_cost__total_ns(&c->cost);
 	b->cpu_prev = self_cpu_seconds();
 	snapshot__init(&b->pending);
@@ -60,6 +61,7 @@ void budget_step(struct collector *c)
 	struct budget_fit fit;
 	__u64 ns, cur[CNT__MAX];
 	size_t nkeys;
+	bool moved = false;
 	__u32 thr;
 
 	if (b->pct <= 0 || now - b->last_s < BUDGET_STEP_S)
@@ -95,15 +97,21 @@ void budget_step(struct collector *c)
 		b->rate = next;
 		if (next < b->lowest)
 			b->lowest = next;
+		moved = true;
 	}
 	if (thr == ~0u)
 		return;
-	/* a new draw: with requests, a flow that left the sample goes at its next request
-	 * boundary (bpf/requests.bpf.h); without, nothing else ends its turn. The sweep also
-	 * takes flows a program recreated after reading an older draw. */
-	b->salt = budget_next_salt(b->salt);
-	c->skel->bss->sample_salt = b->salt;
-	if (!c->skel->rodata->targ_requests)
+	/* every BUDGET_DRAW_S a new draw, so that over a run every flow takes turns */
+	if (now - b->drawn_s >= BUDGET_DRAW_S) {
+		b->salt = budget_next_salt(b->salt);
+		c->skel->bss->sample_salt = b->salt;
+		b->drawn_s = now;
+		moved = true;
+	}
+	/* with requests, a flow that left the sample (a new draw, a lower rate) goes at its
+	 * next request boundary (bpf/requests.bpf.h); without, nothing else ends its turn.
+	 * The sweep also takes flows a program recreated after reading an older draw. */
+	if (moved && !c->skel->rodata->targ_requests)
 		drop_unsampled_flows(c, thr, b->salt);
 }
 

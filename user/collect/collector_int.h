@@ -41,6 +41,7 @@ struct budget_state {
 	__u32 nsteps;
 	struct budget_fit fit;
 	__u64 salt;              /* the sample's draw now (flow_in_sample) */
+	double drawn_s;          /* CLOCK_MONOTONIC of that draw */
 	struct snapshot pending; /* measured at earlier rates in this interval, scaled up */
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Common command flow: options, privileges, collector, interval loop, clean stop. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +46,11 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 	}
 	if (s->o.nargs) {
 		tt_error("unexpected argument '%s' (see 'tailtrace %s --help')", s->o.args[0], cmd);
+		return 2;
+	}
+	/* top has an interval of its own (1 s); the others print once without -i */
+	if (s->o.align && s->o.interval_s <= 0 && strcmp(cmd, "top")) {
+		tt_error("--align needs -i SEC: the interval whose grid it keeps");
 		return 2;
 	}
 	if (!privs_require())
@@ -109,15 +115,24 @@ static double session_elapsed(const struct session *s)
 	return mono_s() - s->started;
 }
 
-/* Waits (consuming request events) until the next interval boundary, the end of -d, or a
- * signal. Returns false when the session should stop after this interval. */
-static bool session_wait(struct session *s, double interval_s)
+/* The first interval boundary on CLOCK_MONOTONIC: one interval from now, or with --align
+ * the next multiple of the interval on the wall clock (so that instances and hosts report
+ * the same spans; the first interval is then shorter). */
+static double session_first_boundary(const struct session *s, double interval_s)
 {
-	double start = mono_s(), end;
+	double now = mono_s(), wall = (double)realtime_ns() / 1e9;
 
 	if (interval_s <= 0)
-		interval_s = 1e9;
-	end = start + interval_s;
+		return now + 1e9;
+	if (!s->o.align)
+		return now + interval_s;
+	return now + (interval_s - fmod(wall, interval_s));
+}
+
+/* Waits (consuming request events) until the interval boundary `end`, the end of -d, or a
+ * signal. Returns false when the session should stop after this interval. */
+static bool session_wait(struct session *s, double end)
+{
 	if (s->o.duration_s > 0 && s->started + s->o.duration_s < end)
 		end = s->started + s->o.duration_s;
 	while (!stop_requested()) {
@@ -154,7 +169,7 @@ int session_snapshot(struct session *s, struct snapshot *snap)
 
 int session_run(struct session *s, double interval_s, long count, session_emit_fn emit, void *ctx)
 {
-	double last = 0;
+	double last = 0, boundary = session_first_boundary(s, interval_s);
 	bool more = true;
 	int r = 0;
 
@@ -162,7 +177,12 @@ int session_run(struct session *s, double interval_s, long count, session_emit_f
 		struct snapshot snap;
 		double now;
 
-		more = session_wait(s, interval_s) && (!count || i + 1 < count);
+		more = session_wait(s, boundary) && (!count || i + 1 < count);
+		/* a fixed grid: the time a snapshot takes does not push later boundaries; one
+		 * that took longer than an interval skips the boundaries it missed */
+		do
+			boundary += interval_s > 0 ? interval_s : 1e9;
+		while (boundary <= mono_s());
 		snapshot__init(&snap);
 		r = session_snapshot(s, &snap);
 		now = session_elapsed(s);
