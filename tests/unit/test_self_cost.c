@@ -220,7 +220,8 @@ static void test_budget_fit(void **state)
 }
 
 /* A budget under the floor: the rate goes where the traced flows cost a twentieth of the
- * floor, not to the bottom; with no cost per flow, there is nothing to sample away. */
+ * floor, not to the bottom; with no cost per flow, there is nothing to sample away. A
+ * floor between the aim and the budget: where the fit puts the cost under the budget. */
 static void test_budget_under_floor(void **state)
 {
 	struct budget_fit fit = { .known = true, .floor = 4, .slope = 2 };
@@ -229,6 +230,10 @@ static void test_budget_under_floor(void **state)
 	/* 0.05 * 4 / 2 */
 	assert_true(fabs(budget_next_rate(0.02, 4.1, 3, &fit) - 0.1) < 1e-9);
 	assert_true(fabs(budget_next_rate(1, 6, 3, &fit) - 0.1) < 1e-9);
+	/* the floor over the aim (90 % of 4.2) but under the budget: 80 % of the way up to it,
+	 * 0.8 * (4.2 - 4) / 2 = 0.08, under the twentieth (0.1); with 4.4, 0.16 */
+	assert_true(fabs(budget_next_rate(1, 6, 4.2, &fit) - 0.1) < 1e-9);
+	assert_true(fabs(budget_next_rate(1, 6, 4.4, &fit) - 0.16) < 1e-9);
 	fit.slope = 0;
 	assert_true(budget_next_rate(0.3, 4.2, 3, &fit) == 1);
 	/* a floor well under the budget: the usual rule */

@@ -483,8 +483,9 @@ void stage_report_self_print_text(const struct snapshot *s, FILE *f)
 	/* the aim is 90 % of the budget: a floor above it cannot be sampled away */
 	if (s->budget_pct > 0 && s->budget_floor_pct >= 0.9 * s->budget_pct)
 		fprintf(f,
-			"budget under the floor: ~%.3g %% of one CPU with no flow traced "
+			"budget %s the floor: ~%.3g %% of one CPU with no flow traced "
 			"(every hook still runs for each event of the selected ports)\n",
+			s->budget_floor_pct >= s->budget_pct ? "under" : "close to",
 			s->budget_floor_pct);
 	for (size_t i = 0; i < s->nprogs; i++) {
 		const struct snap_prog *p = &s->progs[i];

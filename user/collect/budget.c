@@ -76,10 +76,17 @@ int budget_fit_steps(const double *rate, const double *cost, size_t n, struct bu
 	return 0;
 }
 
-/* Under the floor: the rate whose traced flows cost a twentieth of the floor. */
-static double floor_hold_rate(const struct budget_fit *fit)
+/* The floor above the aim: with the budget above the floor, the rate the fit puts 80 % of
+ * the way from the floor to the budget (the aim cannot be reached, the budget can, and
+ * every flow more traced is a more exact p99); under the floor, the rate whose traced
+ * flows cost a twentieth of the floor. */
+static double floor_hold_rate(const struct budget_fit *fit, double budget_pct)
 {
 	double r = fit->slope > 0 ? 0.05 * fit->floor / fit->slope : 1;
+
+	if (fit->slope > 0 && fit->floor < budget_pct &&
+	    0.8 * (budget_pct - fit->floor) / fit->slope > r)
+		r = 0.8 * (budget_pct - fit->floor) / fit->slope;
 
 	return r > 1 ? 1 : r < BUDGET_MIN_RATE ? BUDGET_MIN_RATE : r;
 }
@@ -94,7 +101,7 @@ double budget_next_rate(double rate, double cost_pct, double budget_pct,
 	if (rate <= 0 || rate > 1)
 		rate = 1;
 	if (fit && fit->known && fit->floor >= target && cost_pct > budget_pct)
-		return floor_hold_rate(fit);
+		return floor_hold_rate(fit, budget_pct);
 	if (cost_pct <= 0)
 		return rate * 2 < 1 ? rate * 2 : 1;
 	next = rate * target / cost_pct;

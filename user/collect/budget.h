@@ -29,11 +29,12 @@ struct budget_fit {
 
 /* The rate for the next step: cost_pct was measured at `rate`. Aims at 90 % of the budget:
  * lowers at once in proportion, raises at most twofold a step, and keeps the rate when it
- * would move by less than a tenth. Over a budget that is under the floor (fit known, floor
- * at 90 % of the budget or more) no rate keeps it, and the lower the rate the larger each
- * p99's error: the rate goes to where the traced flows cost a twentieth of the floor, within
- * 5 % of the least tailtrace can cost, and no lower (1 when tracing costs nothing per
- * flow). fit may be NULL. Within [BUDGET_MIN_RATE, 1]. */
+ * would move by less than a tenth. With the floor at 90 % of the budget or more (fit known)
+ * the aim cannot be reached, and the lower the rate the larger each p99's error: over the
+ * budget, the rate goes to where the fit puts the cost 80 % of the way from the floor to
+ * the budget, or, the budget under the floor, to where the traced flows cost a twentieth
+ * of the floor (within 5 % of the least tailtrace can cost), and no lower (1 when tracing
+ * costs nothing per flow). fit may be NULL. Within [BUDGET_MIN_RATE, 1]. */
 double budget_next_rate(double rate, double cost_pct, double budget_pct,
 			const struct budget_fit *fit);
 /* The steps the floor is estimated from, how many pairs of them with rates a factor
