@@ -31,8 +31,11 @@ LDLIBS := -lbpf -lelf -llzma -lz -lpthread -lm
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
-SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+# tailtrace.bpf.c is also built without kfuncs, for kernels before 6.2 (the collector picks
+# one at run time: docs/kernel-support.md)
+COMPAT_OBJS := $(BUILD)/tailtrace_compat.bpf.o
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS)) $(COMPAT_OBJS)
+SKELS := $(patsubst %.bpf.o,%.skel.h,$(BPF_OBJS))
 # user/ has one folder per pipeline step (docs/design.md): lib, core, collect, attr,
 # record, export, rdma, cmd. Every module except cmd/main.c goes into a library: unit
 # tests link against it and the linker takes only the modules a test needs
@@ -73,6 +76,10 @@ $(BUILD)/vmlinux.h: | $(BUILD)
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h) | $(BUILD)
 	@echo "  BPF      $@"
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%_compat.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h) | $(BUILD)
+	@echo "  BPF      $@"
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DTT_NO_KFUNCS -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	@echo "  SKEL     $@"

@@ -216,6 +216,16 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 	return f;
 }
 
+/* The socket's cookie. bpf_get_socket_cookie() takes a socket in tracing programs from 5.12
+ * (targ_sk_cookie_helper, probed) and never in kprobes: there the cookie as the kernel
+ * keeps it, which is 0 until someone asked for it (sockops does, at the handshake). */
+static __always_inline __u64 sk_cookie(struct sock *sk, bool btf)
+{
+	if (btf && targ_sk_cookie_helper)
+		return bpf_get_socket_cookie(sk);
+	return BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
+}
+
 static __always_inline bool comm_matches(const char *comm)
 {
 	for (int i = 0; i < 16; i++) {
@@ -227,9 +237,9 @@ static __always_inline bool comm_matches(const char *comm)
 	return true;
 }
 
-/* Called in process context (send/recv): records the owner and applies the pid, comm and
+/* Called in process context (send/recv; `btf`: sk is a typed pointer): records the owner and applies the pid, comm and
  * cgroup filters once. Returns the flow when it is traced. */
-static __always_inline struct flow *flow_owner(struct sock *sk)
+static __always_inline struct flow *flow_owner(struct sock *sk, bool btf)
 {
 	struct flow *f = flow_get(sk, true);
 	__u64 id;
@@ -237,7 +247,7 @@ static __always_inline struct flow *flow_owner(struct sock *sk)
 	if (!f)
 		return NULL;
 	if (!f->cookie)
-		f->cookie = bpf_get_socket_cookie(sk);
+		f->cookie = sk_cookie(sk, btf);
 	id = bpf_get_current_pid_tgid();
 	f->tgid = id >> 32;
 	f->tid = (__u32)id;
@@ -294,12 +304,13 @@ static __always_inline void retrans_sync(struct flow *f, struct sock *sk)
 	retrans_sync_total(f, BPF_CORE_READ((struct tcp_sock *)sk, total_retrans));
 }
 
+/* From a program handed a typed socket pointer (tp_btf, fentry). */
 static __always_inline struct flow *flow_traced(struct sock *sk)
 {
 	struct flow *f = flow_get(sk, true);
 
 	if (f && !f->cookie)
-		f->cookie = bpf_get_socket_cookie(sk);
+		f->cookie = sk_cookie(sk, true);
 
 	return f && f->verdict == FLOW_TRACED ? f : NULL;
 }

@@ -28,10 +28,27 @@
 #define TCPHDR_FIN 0x01
 #define TCPHDR_ACK 0x10
 
-/* A kernel pointer retyped without a helper call: the verifier inlines the kfunc, and a
- * load through the result is one instruction the JIT guards against faults (a faulting
- * load reads 0), where bpf_probe_read_kernel() costs a helper call and a copy. */
+/* TT_HDR(type, name, ptr): `name` points at the kernel object at `ptr` as `type`.
+ * From 6.2 a kernel pointer is retyped without a helper call (bpf_rdonly_cast): the
+ * verifier inlines the kfunc and each field is one load the JIT guards against faults (a
+ * faulting load reads 0), where bpf_probe_read_kernel() costs a call and a copy. Older
+ * kernels have no such kfunc, and an object that names one does not load there at all:
+ * the compat object (built with TT_NO_KFUNCS, chosen at run time) copies the object with
+ * a probe read instead, which also reads 0 where it faults. */
+#ifdef TT_NO_KFUNCS
+#define TT_HDR(type, name, ptr)                                                                    \
+	type name##__copy = {};                                                                    \
+	type *name = &name##__copy;                                                                \
+	bpf_probe_read_kernel(name, sizeof(type), (const void *)(ptr))
+#else
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-#define tt_cast(ptr, type) ((type *)bpf_rdonly_cast((ptr), bpf_core_type_id_kernel(type)))
+#define TT_HDR(type, name, ptr)                                                                    \
+	type *name = (type *)bpf_rdonly_cast((ptr), bpf_core_type_id_kernel(type))
+#endif
+
+/* Whether a program was handed typed (BTF) pointers (tp_btf, fentry) or raw addresses
+ * (kprobe): its fields are plain loads in the first case, probe reads in the second. The
+ * callers pass a constant, so each program keeps one of the two. */
+#define TT_READ(btf, ptr, field) ((btf) ? (ptr)->field : BPF_CORE_READ(ptr, field))
 
 #endif

@@ -9,19 +9,16 @@
 #include "requests.bpf.h"
 #include "sends.bpf.h"
 
-SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int err)
+static __always_inline void handle_retransmit(struct sock *sk, struct sk_buff *skb)
 {
 	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
 	struct flow *f;
 	__u32 segs, seq, state;
 	__u64 now;
 
-	if (err)
-		return 0; /* the kernel counts only retransmissions that went out */
 	f = flow_traced(sk);
 	if (!f)
-		return 0;
+		return;
 	segs = skb_gso_segs(skb);
 	if (!segs)
 		segs = 1;
@@ -57,9 +54,25 @@ int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int er
 			flow_sample(f, STAGE_TCP_RETRANS, now - e->ts);
 			req_stage(f, STAGE_TCP_RETRANS, e->ts, now);
 		}
-		return 0;
+		return;
 	}
 	cnt_add(CNT_RETRANS_UNTIMED, segs);
+}
+
+/* From 6.13 the event fires for every attempt, with its error */
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int err)
+{
+	if (!err) /* the kernel counts only retransmissions that went out */
+		handle_retransmit(sk, skb);
+	return 0;
+}
+
+/* Before 6.13 it fires only for retransmissions that went out, and has no error */
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(tt_tcp_retransmit_skb_sent, struct sock *sk, struct sk_buff *skb)
+{
+	handle_retransmit(sk, skb);
 	return 0;
 }
 
@@ -94,9 +107,10 @@ int BPF_PROG(tt_tcp_retransmit_synack, struct sock *sk, struct request_sock *req
 	return 0;
 }
 
-SEC("tp_btf/kfree_skb")
-int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
-	     struct sock *rx_sk)
+/* `has_reason`: the kernel gives drop reasons (5.17+); without them a drop is counted, but
+ * no drop can be told to be a queue's */
+static __always_inline void handle_kfree_skb(struct sk_buff *skb, __u32 reason,
+					     struct sock *rx_sk, bool has_reason)
 {
 	struct pkt_stamp st = {};
 	struct flow *f;
@@ -110,13 +124,13 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		cnt_add(CNT_PKT_DELETES, (__u64)-1);
 	f = flow_get(skb->sk ? skb->sk : rx_sk, false);
 	/* the enqueue tracepoint fires only for accepted packets: tail drops are seen here */
-	if (queue_drop(r) &&
+	if (has_reason && queue_drop(r) &&
 	    (targ_ndevs ? dev_selected(skb->dev) : (f && f->verdict == FLOW_TRACED)))
 		cnt_add(CNT_QDISC_DROPS, 1);
 	else if (queued)
 		cnt_add(CNT_PKT_DELETES, (__u64)-1);
 	if (!f || f->verdict != FLOW_TRACED)
-		return 0;
+		return;
 	cnt_add(CNT_DROPS, 1);
 	if (r >= TT_DROP_REASONS)
 		r = TT_DROP_REASONS - 1;
@@ -128,8 +142,8 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 	}
 	/* the request keeps queue drops only: other drops (filters, bad checksums) are not
 	 * evidence of congestion */
-	if (!queue_drop(reason))
-		return 0;
+	if (!has_reason || !queue_drop(reason))
+		return;
 	if (f->phase != REQ_IDLE)
 		f->req.drops++;
 	/* a send whose last byte a full qdisc dropped here waits in TCP until a later
@@ -140,6 +154,31 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 		if (end != seq)
 			sends_unqueue(f, seq, end);
 	}
+}
+
+/* 6.12+: the receiving socket of a drop in the receive path is an argument */
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_reason reason,
+	     struct sock *rx_sk)
+{
+	handle_kfree_skb(skb, reason, rx_sk, true);
+	return 0;
+}
+
+/* 5.17 - 6.11: a reason, no receiving socket */
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(tt_kfree_skb_reason, struct sk_buff *skb, void *location,
+	     enum skb_drop_reason reason)
+{
+	handle_kfree_skb(skb, reason, NULL, true);
+	return 0;
+}
+
+/* before 5.17: neither */
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(tt_kfree_skb_noreason, struct sk_buff *skb, void *location)
+{
+	handle_kfree_skb(skb, 0, NULL, false);
 	return 0;
 }
 

@@ -23,6 +23,12 @@ const volatile bool targ_sched_hist = false;   /* per-request sched.* histograms
 const volatile bool targ_nic = false;          /* driver/softirq stages (bpf/nic.bpf.h) */
 const volatile __u32 targ_nrings = 1;          /* entries of req_rings */
 const volatile __u64 targ_ring_wake = 1 << 20; /* unread bytes that wake userspace early */
+/* What this kernel offers, probed by userspace (user/collect/kernel_caps.c) */
+const volatile bool targ_sk_cookie_helper = true; /* bpf_get_socket_cookie(sk) in tracing */
+/* no qdisc:qdisc_enqueue (before 5.13): a packet's qdisc wait starts at net:net_dev_queue */
+const volatile bool targ_qdisc_at_dev_queue = false;
+/* tcp_recvmsg's arguments (5 from 5.19, 6 before), for the kprobe that reads its flags */
+const volatile __u32 targ_recvmsg_nargs = 5;
 
 /* Per-CPU histograms; max_entries is sized by userspace from the CPU count. */
 struct {

@@ -123,9 +123,13 @@ static __always_inline bool stamp_take(void *map, const void *skb_ptr, struct pk
 /* In tracepoint programs the skb is a BTF pointer: its fields are plain loads. */
 static __always_inline __u32 skb_gso_segs(struct sk_buff *skb)
 {
-	struct skb_shared_info *si = tt_cast(skb->head + skb->end, struct skb_shared_info);
+#ifdef TT_NO_KFUNCS
+	return BPF_CORE_READ((struct skb_shared_info *)(skb->head + skb->end), gso_segs);
+#else
+	TT_HDR(struct skb_shared_info, si, skb->head + skb->end);
 
 	return si->gso_segs;
+#endif
 }
 
 #endif

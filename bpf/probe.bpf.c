@@ -9,8 +9,10 @@
 
 #define SOL_SOCKET 1
 
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
-extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops, __u64 flags) __ksym;
+/* weak: a kernel without them (before 6.2 and 6.15) still loads every other probe; the
+ * sockops probe then fails to load, which is what it reports */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops, __u64 flags) __ksym __weak;
 
 const volatile __u16 targ_port = 0; /* the probe's own loopback connection */
 
@@ -103,6 +105,32 @@ int probe_xdp(struct xdp_md *ctx)
 {
 	__sync_fetch_and_add(&hits[PK_XDP], 1);
 	return 2; /* XDP_PASS */
+}
+
+/* ---- helper features: loaded, never attached ---- */
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(feat_sk_cookie, struct sock *sk)
+{
+	return bpf_get_socket_cookie(sk) == 0;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} feat_map SEC(".maps");
+
+static long feat_visit(struct bpf_map *map, __u32 *key, __u64 *val, void *ctx)
+{
+	return 0;
+}
+
+SEC("raw_tp")
+int feat_for_each(void *ctx)
+{
+	return bpf_for_each_map_elem(&feat_map, feat_visit, NULL, 0);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -16,6 +16,14 @@ enum probe_kind {
 	PK__MAX,
 };
 
+/* Helpers a program needs beyond its hook kind: each is loaded (not attached) once to see
+ * whether the verifier accepts the call. */
+enum probe_feature {
+	PFEAT_SK_COOKIE, /* bpf_get_socket_cookie() on a socket in tracing programs (5.12+) */
+	PFEAT_FOR_EACH,  /* bpf_for_each_map_elem() (5.13+) */
+	PFEAT__MAX,
+};
+
 /* What the sockops TX timestamping probe saw fire, indexed by callback. */
 enum probe_tstamp_cb {
 	PT_SENDMSG,

@@ -10,6 +10,7 @@
 #include "requests.bpf.h"
 #include "sched.bpf.h"
 #include "sends.bpf.h"
+#include "stash.bpf.h"
 
 /* Driver receive: TCP data for selected ports gets a timestamp (and its ECN mark), and the
  * time it spent in the backlog or GRO before (rx.backlog, with targ_nic). */
@@ -22,13 +23,12 @@ int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 	__u64 now = 0;
 	__u64 backlog = targ_nic ? rx_backlog_end(skb, &now) : 0;
 	__u32 thoff, tot, doff;
-	struct tcphdr *th;
 	__u8 tos;
 
 	/* the headers through casts: each field one guarded load, no helper call (a load
 	 * that faults reads 0, which no TCP packet passes below) */
 	if (proto == ETH_P_IP) {
-		struct iphdr *ip = tt_cast(data, struct iphdr);
+		TT_HDR(struct iphdr, ip, data);
 
 		if (ip->protocol != IPPROTO_TCP)
 			return 0;
@@ -36,7 +36,7 @@ int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 		tot = bpf_ntohs(ip->tot_len);
 		tos = ip->tos;
 	} else if (proto == ETH_P_IPV6) {
-		struct ipv6hdr *ip6 = tt_cast(data, struct ipv6hdr);
+		TT_HDR(struct ipv6hdr, ip6, data);
 
 		if (ip6->nexthdr != IPPROTO_TCP)
 			return 0;
@@ -46,7 +46,7 @@ int BPF_PROG(tt_netif_receive_skb, struct sk_buff *skb)
 	} else {
 		return 0;
 	}
-	th = tt_cast(data + thoff, struct tcphdr);
+	TT_HDR(struct tcphdr, th, data + thoff);
 	doff = th->doff * 4;
 	if (doff < sizeof(*th))
 		return 0; /* not a TCP header (or unreadable) */
@@ -158,26 +158,27 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
-/* Data queued on the socket: remember (rcv_nxt, time) to time the application's read. */
-SEC("tp_btf/sk_data_ready")
-int BPF_PROG(tt_sk_data_ready, struct sock *sk)
+/* Data queued on the socket: remember (rcv_nxt, time) to time the application's read.
+ * `btf`: sk is a typed pointer (plain loads), else a raw address (probe reads). */
+static __always_inline void handle_data_ready(struct sock *sk, bool btf)
 {
 	struct flow *f = flow_get(sk, false);
 	struct tcp_sock *tp;
 	__u32 nxt, i, last;
 
 	if (!f || f->verdict != FLOW_TRACED)
-		return 0;
-	tp = bpf_skc_to_tcp_sock(sk);
+		return;
+	tp = btf ? bpf_skc_to_tcp_sock(sk) : (struct tcp_sock *)sk;
 	if (!tp)
-		return 0;
-	nxt = tp->rcv_nxt;
+		return;
+	nxt = TT_READ(btf, tp, rcv_nxt);
 	/* data TCP queued without passing tcp_rcv_established, where tcp_probe fires: the
 	 * segment that completed a handshake whose last ACK was dropped (a full accept
 	 * queue), data after this side's FIN. The request logic gets it from here, at the
 	 * time it is queued. */
 	if (targ_requests && (!f->rx_probed || (__s32)(nxt - f->rx_probed) > 0)) {
-		__u32 bytes = f->rx_probed ? nxt - f->rx_probed : (__u32)tp->bytes_received;
+		__u32 bytes = f->rx_probed ? nxt - f->rx_probed
+					   : (__u32)TT_READ(btf, tp, bytes_received);
 		__u64 t;
 
 		/* a FIN taken here is in rcv_nxt, and is no data */
@@ -192,23 +193,45 @@ int BPF_PROG(tt_sk_data_ready, struct sock *sk)
 	if (f->rxq_tail != f->rxq_head) {
 		last = (f->rxq_tail - 1) % RXQ_SLOTS;
 		if (f->rxq[last].seq_end == nxt)
-			return 0;
+			return;
 	}
 	if (f->rxq_tail - f->rxq_head >= RXQ_SLOTS) {
 		/* full: extend the newest entry instead of losing the oldest arrival time */
 		f->rxq_overflow++;
 		f->rxq[(f->rxq_tail - 1) % RXQ_SLOTS].seq_end = nxt;
-		return 0;
+		return;
 	}
 	i = f->rxq_tail % RXQ_SLOTS;
 	f->rxq[i].seq_end = nxt;
 	f->rxq[i].ts = bpf_ktime_get_ns();
 	f->rxq_tail++;
+}
+
+/* Where data is queued, cheapest first (bpf/program_catalogue.h): the tracepoint (6.6+),
+ * fentry on tcp_data_ready (which wakes the reader), a kprobe there. */
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(tt_sk_data_ready, struct sock *sk)
+{
+	handle_data_ready(sk, true);
 	return 0;
 }
 
-SEC("tp_btf/sock_recv_length")
-int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
+SEC("fentry/tcp_data_ready")
+int BPF_PROG(tt_tcp_data_ready_fentry, struct sock *sk)
+{
+	handle_data_ready(sk, true);
+	return 0;
+}
+
+SEC("kprobe/tcp_data_ready")
+int BPF_KPROBE(tt_tcp_data_ready_kprobe, struct sock *sk)
+{
+	handle_data_ready(sk, false);
+	return 0;
+}
+
+/* The application read `ret` bytes. */
+static __always_inline void handle_recv(struct sock *sk, int ret, int flags, bool btf)
 {
 	struct tcp_sock *tp;
 	struct flow *f;
@@ -216,15 +239,15 @@ int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
 	__u64 now;
 
 	if (ret <= 0 || (flags & 2 /* MSG_PEEK */))
-		return 0;
-	f = flow_owner(sk);
-	tp = bpf_skc_to_tcp_sock(sk);
+		return;
+	f = flow_owner(sk, btf);
+	tp = btf ? bpf_skc_to_tcp_sock(sk) : (struct tcp_sock *)sk;
 	if (!f || !tp)
-		return 0;
+		return;
 	now = bpf_ktime_get_ns();
 	tid = f->tid; /* flow_owner() just stored the current thread */
 	flow_track_thread(f, tid);
-	copied = tp->copied_seq;
+	copied = TT_READ(btf, tp, copied_seq);
 	for (int n = 0; n < RXQ_SLOTS; n++) {
 		__u32 i = f->rxq_head % RXQ_SLOTS;
 
@@ -235,6 +258,50 @@ int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
 		f->rxq_head++;
 	}
 	req_on_read(f, now, ret);
+}
+
+/* Where a read ends: the tracepoint (6.3+), fexit on tcp_recvmsg (whose arguments lost
+ * `nonblock` in 5.19), or a kretprobe with the arguments its kprobe kept. */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(tt_sock_recv_length, struct sock *sk, int ret, int flags)
+{
+	handle_recv(sk, ret, flags, true);
+	return 0;
+}
+
+SEC("fexit/tcp_recvmsg")
+int BPF_PROG(tt_tcp_recvmsg_fexit, struct sock *sk, struct msghdr *msg, size_t len, int flags,
+	     int *addr_len, int ret)
+{
+	handle_recv(sk, ret, flags, true);
+	return 0;
+}
+
+SEC("fexit/tcp_recvmsg")
+int BPF_PROG(tt_tcp_recvmsg_fexit_nb, struct sock *sk, struct msghdr *msg, size_t len,
+	     int nonblock, int flags, int *addr_len, int ret)
+{
+	handle_recv(sk, ret, flags, true);
+	return 0;
+}
+
+SEC("kprobe/tcp_recvmsg")
+int BPF_KPROBE(tt_tcp_recvmsg_stash, struct sock *sk)
+{
+	__u32 flags = targ_recvmsg_nargs >= 6 ? (__u32)PT_REGS_PARM5(ctx)
+					      : (__u32)PT_REGS_PARM4(ctx);
+
+	io_stash_put(IO_RECV, sk, flags);
+	return 0;
+}
+
+SEC("kretprobe/tcp_recvmsg")
+int BPF_KRETPROBE(tt_tcp_recvmsg_kretprobe, int ret)
+{
+	struct io_stash st;
+
+	if (io_stash_take(IO_RECV, &st))
+		handle_recv((struct sock *)st.sk, ret, (int)st.flags, false);
 	return 0;
 }
 

@@ -124,9 +124,8 @@ static __always_inline bool thread_mark(__u32 tid, __u64 now, struct sched_mark 
 	return true;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(tt_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline void handle_switch(bool preempt, struct task_struct *prev,
+					 struct task_struct *next, unsigned int prev_state)
 {
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
 	bool prev_maybe = thread_maybe_tracked(thread_bucket(prev_tid));
@@ -135,7 +134,7 @@ int BPF_PROG(tt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u64 now;
 
 	if (!prev_maybe && !next_maybe)
-		return 0;
+		return;
 	/* the clock first, as before the filter: read after the hash lookups it cost more */
 	now = bpf_ktime_get_ns();
 	if (prev_maybe) {
@@ -154,6 +153,37 @@ int BPF_PROG(tt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			t->cpu = bpf_get_smp_processor_id();
 		}
 	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tt_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	handle_switch(preempt, prev, next, prev_state);
+	return 0;
+}
+
+/* task_struct.state became __state in 5.14 */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+/* Before 5.18 the event has no prev_state: the task's state, read as the kernel does. A
+ * thread not yet tracked is not read at all. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tt_sched_switch_nostate, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	unsigned int state = 0;
+
+	if (!preempt && thread_maybe_tracked(thread_bucket(prev->pid))) {
+		if (bpf_core_field_exists(prev->__state))
+			state = BPF_CORE_READ(prev, __state);
+		else
+			state = (unsigned int)BPF_CORE_READ(
+				(struct task_struct___pre514 *)prev, state);
+	}
+	handle_switch(preempt, prev, next, state);
 	return 0;
 }
 

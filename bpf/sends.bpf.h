@@ -22,8 +22,10 @@ static __always_inline __u32 skb_tcp_end(struct sk_buff *skb, __u32 *seq)
 {
 	unsigned char *head = skb->head;
 	__u16 thoff = skb->transport_header;
-	struct tcphdr *th = tt_cast(head + thoff, struct tcphdr);
-	__u32 doff = th->doff * 4;
+	__u32 doff;
+	TT_HDR(struct tcphdr, th, head + thoff);
+
+	doff = th->doff * 4;
 
 	if (doff < sizeof(*th))
 		return *seq = 0; /* not a TCP header (or unreadable: a faulting load reads 0) */

@@ -67,7 +67,7 @@ int BPF_PROG(tt_inet_sock_set_state, struct sock *sk, int oldstate, int newstate
 
 /* One flow of the sweep: its socket closed (or was freed and reused) without a close
  * event reaching tailtrace. Probe reads: the socket may be gone. */
-static long flow_sweep_one(struct bpf_map *map, __u64 *addr, struct flow *f, void *ctx)
+static __always_inline void sweep_flow(__u64 *addr, struct flow *f)
 {
 	struct sock *sk = (struct sock *)*addr;
 	__u64 cookie = 0;
@@ -76,11 +76,16 @@ static long flow_sweep_one(struct bpf_map *map, __u64 *addr, struct flow *f, voi
 	bpf_probe_read_kernel(&state, sizeof(state), (void *)&sk->__sk_common.skc_state);
 	bpf_probe_read_kernel(&cookie, sizeof(cookie), &sk->__sk_common.skc_cookie);
 	if (state == TCP_CLOSE_STATE || (f->cookie && cookie != f->cookie)) {
-		bpf_map_delete_elem(map, addr);
+		bpf_map_delete_elem(&flows, addr);
 		cnt_add(CNT_CLOSES_UNSEEN, 1);
 	} else if (f->verdict == FLOW_UNSAMPLED) {
-		bpf_map_delete_elem(map, addr); /* it may come back with a later draw */
+		bpf_map_delete_elem(&flows, addr); /* it may come back with a later draw */
 	}
+}
+
+static long flow_sweep_one(struct bpf_map *map, __u64 *addr, struct flow *f, void *ctx)
+{
+	sweep_flow(addr, f);
 	return 0;
 }
 
@@ -90,6 +95,25 @@ SEC("raw_tp")
 int tt_flow_sweep(void *ctx)
 {
 	bpf_for_each_map_elem(&flows, flow_sweep_one, NULL, 0);
+	return 0;
+}
+
+/* The same before 5.13, which has no bpf_for_each_map_elem(): userspace walks the keys
+ * and hands them in, TT_SWEEP_KEYS a run, as the arguments (0 ends the list). */
+SEC("raw_tp")
+int tt_flow_sweep_keys(__u64 *keys)
+{
+#pragma unroll
+	for (int i = 0; i < TT_SWEEP_KEYS; i++) {
+		__u64 addr = keys[i];
+		struct flow *f;
+
+		if (!addr)
+			break;
+		f = bpf_map_lookup_elem(&flows, &addr);
+		if (f)
+			sweep_flow(&addr, f);
+	}
 	return 0;
 }
 

@@ -123,6 +123,8 @@ enum tt_counter {
 
 /* Filters the user set; written into .rodata before load (`const volatile targ_*`). */
 #define TT_MAX_PORTS 8
+/* flows one run of the key-walking flow sweep takes (a raw_tp run gets at most 12 arguments) */
+#define TT_SWEEP_KEYS 12
 
 /* Roles of a socket for request segmentation. */
 enum tt_role {

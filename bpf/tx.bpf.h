@@ -11,6 +11,7 @@
 #include "requests.bpf.h"
 #include "sched.bpf.h"
 #include "sends.bpf.h"
+#include "stash.bpf.h"
 
 /* TCP is recovering from a loss (Recovery or Loss state, or segments marked lost): sends
  * made now wait for the loss, not for a queue. */
@@ -41,49 +42,48 @@ static __always_inline bool loss_holds(struct flow *f, struct sock *sk, __u64 t)
 
 /* A client's data received and not read yet (a FIN is no data); only asked when a new
  * request may start: after a response. */
-static __always_inline __u32 client_unread(struct flow *f, struct sock *sk, struct tcp_sock *tp)
+static __always_inline __u32 client_unread(struct flow *f, struct sock *sk, struct tcp_sock *tp,
+					   bool btf)
 {
 	__u32 n;
 
 	if (!targ_requests || f->role != ROLE_CLIENT || f->phase != REQ_OUT)
 		return 0;
-	n = tp->rcv_nxt - tp->copied_seq;
+	n = TT_READ(btf, tp, rcv_nxt) - TT_READ(btf, tp, copied_seq);
 	if (n && (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & 1))
 		n--;
 	return n;
 }
 
-SEC("tp_btf/tcp_sendmsg_locked")
-int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb,
-	     int size_goal)
+/* The application starts a send of `left` bytes on sk (`btf`: a typed pointer, whose fields
+ * are plain loads; else a raw address, read with probe reads). */
+static __always_inline void handle_send_start(struct sock *sk, __u32 left, bool btf)
 {
-	struct flow *f = flow_owner(sk);
+	struct flow *f = flow_owner(sk, btf);
 	struct tcp_sock *tp;
+	__u32 tid, write_seq;
 	__u64 now;
-	__u32 tid;
 
-	/* it fires for every skb the send fills: the first one starts the send */
+	/* the tracepoint fires for every skb the send fills: the first one starts the send */
 	if (!f || f->send_start_ns)
-		return 0;
-	/* a typed pointer: write_seq is a plain load */
-	tp = bpf_skc_to_tcp_sock(sk);
+		return;
+	tp = btf ? bpf_skc_to_tcp_sock(sk) : (struct tcp_sock *)sk;
 	if (!tp)
-		return 0;
+		return;
 	now = bpf_ktime_get_ns();
 	tid = f->tid; /* flow_owner() just stored the current thread */
 	f->send_start_ns = now;
-	/* a plain load through the typed pointer, not a probe read */
-	retrans_sync_total(f, tp->total_retrans);
-	send_begin(f, tp->write_seq, (__u32)msg->msg_iter.count, now);
+	write_seq = TT_READ(btf, tp, write_seq);
+	retrans_sync_total(f, TT_READ(btf, tp, total_retrans));
+	send_begin(f, write_seq, left, now);
 	flow_track_thread(f, tid);
-	req_on_send(f, now, tid, tp->write_seq, client_unread(f, sk, tp));
+	req_on_send(f, now, tid, write_seq, client_unread(f, sk, tp, btf));
 	if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, now))
 		f->req.flags |= REQ_F_LOSS_RECOVERY;
-	return 0;
 }
 
-SEC("tp_btf/sock_send_length")
-int BPF_PROG(tt_sock_send_length, struct sock *sk, int ret, int flags)
+/* The send returned `ret` (bytes taken, or an error). */
+static __always_inline void handle_send_end(struct sock *sk, int ret)
 {
 	struct flow *f = flow_get(sk, false);
 
@@ -91,7 +91,87 @@ int BPF_PROG(tt_sock_send_length, struct sock *sk, int ret, int flags)
 		f->send_start_ns = 0;
 		send_end(f, ret);
 	}
+}
+
+/* Where a send starts, cheapest first (bpf/program_catalogue.h): the tracepoint (6.13+),
+ * fentry on the function it sits in, a kprobe there. */
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb,
+	     int size_goal)
+{
+	handle_send_start(sk, (__u32)msg->msg_iter.count, true);
 	return 0;
+}
+
+SEC("fentry/tcp_sendmsg_locked")
+int BPF_PROG(tt_tcp_sendmsg_fentry, struct sock *sk, struct msghdr *msg, size_t size)
+{
+	handle_send_start(sk, (__u32)msg->msg_iter.count, true);
+	return 0;
+}
+
+SEC("kprobe/tcp_sendmsg_locked")
+int BPF_KPROBE(tt_tcp_sendmsg_kprobe, struct sock *sk, struct msghdr *msg)
+{
+	handle_send_start(sk, (__u32)BPF_CORE_READ(msg, msg_iter.count), false);
+	return 0;
+}
+
+/* Where it ends: the tracepoint (6.3+), fexit, or a kretprobe, which has no arguments: a
+ * kprobe of its own keeps the socket per thread until then (the send may sleep). */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(tt_sock_send_length, struct sock *sk, int ret, int flags)
+{
+	handle_send_end(sk, ret);
+	return 0;
+}
+
+SEC("fexit/tcp_sendmsg_locked")
+int BPF_PROG(tt_tcp_sendmsg_fexit, struct sock *sk, struct msghdr *msg, size_t size, int ret)
+{
+	handle_send_end(sk, ret);
+	return 0;
+}
+
+SEC("kprobe/tcp_sendmsg_locked")
+int BPF_KPROBE(tt_tcp_sendmsg_stash, struct sock *sk)
+{
+	io_stash_put(IO_SEND, sk, 0);
+	return 0;
+}
+
+SEC("kretprobe/tcp_sendmsg_locked")
+int BPF_KRETPROBE(tt_tcp_sendmsg_kretprobe, int ret)
+{
+	struct io_stash st;
+
+	if (io_stash_take(IO_SEND, &st))
+		handle_send_end((struct sock *)st.sk, ret);
+	return 0;
+}
+
+/* A packet is timed when its socket is traced, or, with --dev, when it crosses a selected
+ * device (forwarded packets have no socket). */
+static __always_inline bool skb_selected(struct sk_buff *skb, struct net_device *dev,
+					 struct flow **fp)
+{
+	struct flow *f = flow_get(skb->sk, false);
+
+	*fp = f && f->verdict == FLOW_TRACED ? f : NULL;
+	if (targ_ndevs)
+		return dev_selected(dev);
+	return *fp != NULL;
+}
+
+static __always_inline void qdisc_in(struct sk_buff *skb, struct net_device *dev)
+{
+	struct pkt_stamp st = {};
+	struct flow *f;
+
+	if (!skb_selected(skb, dev, &f))
+		return;
+	st.ts = bpf_ktime_get_ns();
+	stamp_put(&qdisc_stamps, skb, &st);
 }
 
 /* First transmissions of a traced flow's data: kept per flow so a retransmission can be
@@ -104,6 +184,10 @@ int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
 	__u32 seq, end, i;
 	__u64 now, sent;
 
+	/* a kernel without qdisc:qdisc_enqueue: the packet's qdisc wait starts here, a few
+	 * hundred nanoseconds of stack before the qdisc */
+	if (targ_qdisc_at_dev_queue)
+		qdisc_in(skb, skb->dev);
 	if (!f || f->verdict != FLOW_TRACED || !sk)
 		return 0;
 	end = skb_tcp_end(skb, &seq);
@@ -131,29 +215,10 @@ int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
 	return 0;
 }
 
-/* A packet is timed when its socket is traced, or, with --dev, when it crosses a selected
- * device (forwarded packets have no socket). */
-static __always_inline bool skb_selected(struct sk_buff *skb, struct net_device *dev,
-					 struct flow **fp)
-{
-	struct flow *f = flow_get(skb->sk, false);
-
-	*fp = f && f->verdict == FLOW_TRACED ? f : NULL;
-	if (targ_ndevs)
-		return dev_selected(dev);
-	return *fp != NULL;
-}
-
 SEC("tp_btf/qdisc_enqueue")
 int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct sk_buff *skb)
 {
-	struct pkt_stamp st = {};
-	struct flow *f;
-
-	if (!skb_selected(skb, q->dev_queue->dev, &f))
-		return 0;
-	st.ts = bpf_ktime_get_ns();
-	stamp_put(&qdisc_stamps, skb, &st);
+	qdisc_in(skb, q->dev_queue->dev);
 	return 0;
 }
 
@@ -233,6 +298,12 @@ int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 	struct flow *f;
 	__u64 now;
 
+	if (targ_qdisc_at_dev_queue) {
+		struct pkt_stamp st;
+
+		/* stamped at net_dev_queue, and no qdisc dequeued it (noqueue, or a bypass) */
+		stamp_take(&qdisc_stamps, skb, &st);
+	}
 	if (!skb_selected(skb, dev, &f))
 		return 0;
 	now = bpf_ktime_get_ns();

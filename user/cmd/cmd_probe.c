@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `tailtrace probe`: what this kernel allows and which hook feeds each stage. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cmd/commands.h"
 #include "lib/json.h"
@@ -34,6 +35,19 @@ static void tp_feeds(const char *tp, char *buf, size_t len)
 	}
 	if (extra && off < len)
 		snprintf(buf + off, len - off, "%s%s", off ? " " : "", extra);
+}
+
+static const char *const feature_names[PFEAT__MAX] = {
+	[PFEAT_SK_COOKIE] = "bpf_get_socket_cookie(sk)",
+	[PFEAT_FOR_EACH] = "bpf_for_each_map_elem",
+};
+
+static bool first_of_event(int i)
+{
+	for (int j = 0; j < i; j++)
+		if (!strcmp(feed_rows()[j].event, feed_rows()[i].event))
+			return false;
+	return true;
 }
 
 static void print_json(const struct kernel_caps *c, const struct rdma_support *rs)
@@ -76,6 +90,34 @@ static void print_json(const struct kernel_caps *c, const struct rdma_support *r
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
+	jw_object_begin(&w, "helpers");
+	for (int f = 0; f < PFEAT__MAX; f++)
+		jw_bool(&w, feature_names[f], c->feat[f]);
+	jw_bool(&w, "bpf_rdonly_cast", c->kfunc_rdonly_cast);
+	jw_object_end(&w);
+	jw_string(&w, "object", c->compat ? "compat" : "kfuncs");
+	jw_array_begin(&w, "events");
+	for (int i = 0; i < FEED_ROWS; i++) {
+		const struct feed_row *r = &feed_rows()[i];
+		char desc[256];
+		bool ok;
+
+		if (!first_of_event(i))
+			continue;
+		ok = feed_event(c, r->event, desc, sizeof(desc));
+		jw_object_begin(&w, NULL);
+		jw_string(&w, "event", r->event);
+		jw_bool(&w, "available", ok);
+		if (ok) {
+			jw_string(&w, "feed", desc);
+			jw_null(&w, "reason");
+		} else {
+			jw_null(&w, "feed");
+			jw_string(&w, "reason", desc);
+		}
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
 	jw_array_begin(&w, "stages");
 	for (int s = 0; s < STAGE__MAX; s++) {
 		stage_feed_of(c, s, &feed);
@@ -84,6 +126,7 @@ static void print_json(const struct kernel_caps *c, const struct rdma_support *r
 		jw_string(&w, "class", class_name(stage_info(s)->class));
 		jw_bool(&w, "available", feed.available);
 		jw_string(&w, "hook", feed.hook);
+		jw_string(&w, "feeds", feed.feeds);
 		if (feed.available)
 			jw_null(&w, "reason");
 		else
@@ -117,12 +160,30 @@ static void print_text(const struct kernel_caps *c, const struct rdma_support *r
 		printf("  %-28s tp_btf %-3s tracefs %-3s  %s\n", c->tps[i].name,
 		       c->tps[i].btf ? "yes" : "no", c->tps[i].tracefs ? "yes" : "no", feeds);
 	}
+	printf("\nhelpers:\n");
+	for (int f = 0; f < PFEAT__MAX; f++)
+		printf("  %-28s %s\n", feature_names[f], c->feat[f] ? "yes" : "no");
+	printf("  %-28s %s, %s\n", "bpf_rdonly_cast", c->kfunc_rdonly_cast ? "yes" : "no",
+	       c->compat ? "compat object (header reads are probe reads)"
+			 : "object with kfuncs");
+	printf("\nevents (the feed chosen for each, cheapest first: tp_btf, fentry, kprobe):\n");
+	for (int i = 0; i < FEED_ROWS; i++) {
+		const struct feed_row *r = &feed_rows()[i];
+		char desc[256];
+		bool ok;
+
+		if (!first_of_event(i))
+			continue;
+		ok = feed_event(c, r->event, desc, sizeof(desc));
+		printf("  %-28s %-4s %s\n", r->event, ok ? "yes" : "no", desc);
+	}
 	printf("\nstages:\n");
 	for (int s = 0; s < STAGE__MAX; s++) {
 		stage_feed_of(c, s, &feed);
 		printf("  %-14s %-10s %-4s %s%s%s\n", stage_info(s)->name,
-		       class_name(stage_info(s)->class), feed.available ? "yes" : "no", feed.hook,
-		       feed.available ? "" : " -- ", feed.available ? "" : feed.why);
+		       class_name(stage_info(s)->class), feed.available ? "yes" : "no",
+		       feed.available ? (feed.feeds[0] ? feed.feeds : feed.hook) : "",
+		       feed.available ? "" : "-- ", feed.available ? "" : feed.why);
 	}
 	printf("\n");
 	rdma_support__print(rs, stdout);
@@ -152,7 +213,12 @@ int cmd_probe(int argc, char **argv)
 	}
 	if (!privs_require())
 		return 1;
-	kernel_caps_probe(&caps);
+	if (kernel_caps_probe(&caps)) {
+		tt_error("TAILTRACE_AVOID_FEEDS: unknown feed kind in '%s' (kinds: tp_btf, fentry, "
+			 "kprobe, kfunc)",
+			 getenv("TAILTRACE_AVOID_FEEDS"));
+		return 2;
+	}
 	rdma_support_probe(NULL, &rs);
 	if (o.json)
 		print_json(&caps, &rs);

@@ -25,6 +25,7 @@
 #include "collect/netdev.h"
 #include "core/stages.h"
 #include "tailtrace.skel.h"
+#include "tailtrace_compat.skel.h"
 #include "lib/util.h"
 
 static size_t map_view_len(const struct bpf_map *map)
@@ -49,44 +50,6 @@ static void map_unview(const struct bpf_map *map, const void *p)
 	if (p)
 		munmap((void *)p, map_view_len(map));
 }
-
-/* Which tracepoint each tp_btf program needs; programs of absent hooks are not loaded.
- * requests_only: loaded for the request commands; nic_only: for the driver/softirq stages
- * (nic_wanted). */
-static const struct {
-	const char *prog;
-	const char *tp;
-	bool requests_only;
-	bool nic_only;
-} prog_hooks[] = {
-	{ "tt_tcp_sendmsg", "tcp:tcp_sendmsg_locked", false, false },
-	{ "tt_sock_send_length", "sock:sock_send_length", false, false },
-	{ "tt_net_dev_queue", "net:net_dev_queue", false, false },
-	{ "tt_qdisc_enqueue", "qdisc:qdisc_enqueue", false, false },
-	{ "tt_qdisc_dequeue", "qdisc:qdisc_dequeue", false, false },
-	{ "tt_net_dev_start_xmit", "net:net_dev_start_xmit", false, false },
-	{ "tt_net_dev_xmit", "net:net_dev_xmit", false, false },
-	{ "tt_netif_receive_skb", "net:netif_receive_skb", false, false },
-	{ "tt_tcp_probe", "tcp:tcp_probe", false, false },
-	{ "tt_sk_data_ready", "sock:sk_data_ready", false, false },
-	{ "tt_sock_recv_length", "sock:sock_recv_length", false, false },
-	{ "tt_tcp_retransmit_skb", "tcp:tcp_retransmit_skb", false, false },
-	{ "tt_tcp_retransmit_synack", "tcp:tcp_retransmit_synack", false, false },
-	{ "tt_kfree_skb", "skb:kfree_skb", false, false },
-	{ "tt_inet_sock_set_state", "sock:inet_sock_set_state", false, false },
-	{ "tt_tcp_destroy_sock", "tcp:tcp_destroy_sock", false, false },
-	{ "tt_sched_switch", "sched:sched_switch", true, false },
-	{ "tt_sched_wakeup", "sched:sched_wakeup", true, false },
-	{ "tt_sched_exit", "sched:sched_process_exit", true, false },
-	{ "tt_netif_rx", "net:netif_rx", false, true },
-	{ "tt_napi_gro_receive", "net:napi_gro_receive_entry", false, true },
-	{ "tt_napi_gro_frags", "net:napi_gro_frags_entry", false, true },
-	{ "tt_softirq_raise", "irq:softirq_raise", false, true },
-	{ "tt_softirq_entry", "irq:softirq_entry", false, true },
-	{ "tt_napi_poll", "napi:napi_poll", false, true },
-	{ "tt_dql_stall", "napi:dql_stall_detected", false, true },
-	{ "tt_consume_skb", "skb:consume_skb", false, true },
-};
 
 /* The driver/softirq programs fire per packet or per softirq on the whole host: they run
  * only when something selects them. A device filter selects its devices; a port or
@@ -279,24 +242,76 @@ static int size_maps(struct collector *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* Degrade to the stages this kernel can feed: leave out programs whose hook is absent. */
+/* A catalogue row that names a program the object lacks fails the build here. */
+#define TT_PROG_EXISTS(p, ...) (void)s->progs.p;
+static inline void program_rows_exist(struct tailtrace_bpf *s)
+{
+	TT_PROGRAM_CATALOGUE(TT_PROG_EXISTS)
+}
+
+/* Whether a program's flags want it in this session. */
+static bool prog_wanted(const struct collector *c, const struct tt_opts *o, unsigned int flags)
+{
+	if ((flags & PF_REQUESTS) && !(c->features & COLL_REQUESTS))
+		return false;
+	if ((flags & PF_NIC) && !c->nic)
+		return false;
+	if ((flags & PF_CUDA) && !(o->cuda && (c->features & COLL_REQUESTS)))
+		return false;
+	return true;
+}
+
+/* Degrade to the stages this kernel can feed: each event through the feed chosen for it
+ * (user/collect/feeds.c), every other program left out. */
 static void choose_programs(struct collector *c, const struct tt_opts *o)
 {
+	const struct feed_row *rows = feed_rows();
 	struct bpf_program *p;
 
-	for (size_t i = 0; i < ARRAY_SIZE(prog_hooks); i++) {
-		p = bpf_object__find_program_by_name(c->skel->obj, prog_hooks[i].prog);
-		if (!p)
-			continue;
-		if (!kernel_caps_has_tp(&c->caps, prog_hooks[i].tp) ||
-		    (prog_hooks[i].requests_only && !(c->features & COLL_REQUESTS)) ||
-		    (prog_hooks[i].nic_only && !c->nic))
-			bpf_program__set_autoload(p, false);
+	(void)program_rows_exist;
+	bpf_object__for_each_program (p, c->skel->obj) {
+		bool on = false;
+
+		for (int i = 0; i < FEED_ROWS && !on; i++)
+			on = c->caps.feed_on[i] && !strcmp(rows[i].prog, bpf_program__name(p)) &&
+			     prog_wanted(c, o, rows[i].flags);
+		bpf_program__set_autoload(p, on);
 	}
-	if (!o->cuda || !(c->features & COLL_REQUESTS) || !c->caps.kinds[PK_UPROBE].available) {
-		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_enter, false);
-		bpf_program__set_autoload(c->skel->progs.tt_cuda_sync_exit, false);
+	c->skel->rodata->targ_sk_cookie_helper = c->caps.feat[PFEAT_SK_COOKIE];
+	c->skel->rodata->targ_qdisc_at_dev_queue = feeds_flag_on(&c->caps, PF_QDISC_AT_DEVQ);
+	for (int i = 0; i < c->caps.nfns; i++)
+		if (!strcmp(c->caps.fns[i].name, "tcp_recvmsg") && c->caps.fns[i].nargs > 0)
+			c->skel->rodata->targ_recvmsg_nargs = (__u32)c->caps.fns[i].nargs;
+	c->sweep = bpf_program__autoload(c->skel->progs.tt_flow_sweep)
+			   ? c->skel->progs.tt_flow_sweep
+			   : c->skel->progs.tt_flow_sweep_keys;
+	if (c->sweep == c->skel->progs.tt_flow_sweep_keys)
+		c->sweep_keys = calloc(SWEEP_KEYS_MAX, sizeof(*c->sweep_keys));
+}
+
+/* The object for this kernel: with kfuncs from 6.2, else the same programs built without
+ * them (bpf/kernel_defs.bpf.h). Both have one layout, so one skeleton serves both. */
+static struct tailtrace_bpf *object_open(bool compat)
+{
+	struct tailtrace_bpf *s;
+	int err;
+
+	if (!compat)
+		return tailtrace_bpf__open();
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	err = tailtrace_bpf__create_skeleton(s);
+	if (!err) {
+		s->skeleton->data = (void *)tailtrace_compat_bpf__elf_bytes(&s->skeleton->data_sz);
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
 	}
+	if (err) {
+		tailtrace_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
 }
 
 /* Loads the programs, then what must exist before they attach: the request rings, the
@@ -364,7 +379,7 @@ static int attach_programs(struct collector *c, int cgfd, char *err, size_t errl
 			continue;
 		if (p == c->skel->progs.tt_cuda_sync_enter || p == c->skel->progs.tt_cuda_sync_exit)
 			continue;
-		if (p == c->skel->progs.tt_flow_sweep)
+		if (p == c->sweep)
 			continue; /* run from collector__poll, not attached */
 		if (p == c->skel->progs.tt_sockops)
 			r = attach_sockops(c, p, cgfd);
@@ -386,7 +401,7 @@ static void follow_costs(struct collector *c)
 	if (self_cost__init(&c->cost) && log_verbose())
 		fprintf(stderr, "BPF run-time statistics unavailable: %s\n", strerror(errno));
 	bpf_object__for_each_program (p, c->skel->obj) {
-		if (bpf_program__autoload(p) && p != c->skel->progs.tt_flow_sweep)
+		if (bpf_program__autoload(p) && p != c->sweep)
 			self_cost__add_prog(&c->cost, bpf_program__fd(p), bpf_program__name(p));
 	}
 }
@@ -467,7 +482,20 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (r)
 		goto error;
 	label_pods(o);
-	c->skel = tailtrace_bpf__open();
+	if (kernel_caps_probe(&c->caps)) {
+		r = fail(err, errlen, -EINVAL,
+			 "TAILTRACE_AVOID_FEEDS: unknown feed kind in '%s' (kinds: tp_btf, fentry, "
+			 "kprobe, kfunc)",
+			 getenv("TAILTRACE_AVOID_FEEDS"));
+		goto error;
+	}
+	if (!c->caps.btf) {
+		r = fail(err, errlen, -ENOTSUP,
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux): tailtrace needs "
+			 "CONFIG_DEBUG_INFO_BTF=y");
+		goto error;
+	}
+	c->skel = object_open(c->caps.compat);
 	if (!c->skel) {
 		r = fail(err, errlen, -errno, "opening the BPF object failed: %s", strerror(errno));
 		goto error;
@@ -475,13 +503,6 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	r = set_filters(c, o, cgfd, err, errlen, usage);
 	if (r)
 		goto error;
-	kernel_caps_probe(&c->caps);
-	if (!c->caps.btf) {
-		r = fail(err, errlen, -ENOTSUP,
-			 "this kernel has no BTF (/sys/kernel/btf/vmlinux): tailtrace needs "
-			 "CONFIG_DEBUG_INFO_BTF=y");
-		goto error;
-	}
 	r = size_maps(c, err, errlen);
 	if (r)
 		goto error;
@@ -522,6 +543,28 @@ int collector__unavailable(const struct collector *c, enum tt_stage *stages, con
 	return n;
 }
 
+/* Before 5.13 the sweep program cannot walk the map itself: the keys are read first (the
+ * sweep deletes some), then go in TT_SWEEP_KEYS a run, as its arguments. */
+static void sweep_flows_by_key(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.flows), n = 0;
+	__u64 *keys = c->sweep_keys, *prev = NULL;
+
+	while (n < SWEEP_KEYS_MAX && !bpf_map_get_next_key(fd, prev, &keys[n])) {
+		prev = &keys[n];
+		n++;
+	}
+	for (int i = 0; i < n; i += TT_SWEEP_KEYS) {
+		__u64 batch[TT_SWEEP_KEYS] = { 0 };
+		LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = batch, .ctx_size_in = sizeof(batch));
+
+		memcpy(batch, keys + i,
+		       sizeof(__u64) * (size_t)(n - i < TT_SWEEP_KEYS ? n - i : TT_SWEEP_KEYS));
+		if (bpf_prog_test_run_opts(bpf_program__fd(c->sweep), &run) && log_verbose())
+			fprintf(stderr, "flow sweep: %s\n", strerror(errno));
+	}
+}
+
 /* Once a second, the flows of sockets that closed without a close event reaching the
  * programs are deleted (bpf/flow.bpf.h, tt_flow_sweep; counted as closes_unseen). */
 static void sweep_flows(struct collector *c)
@@ -532,9 +575,12 @@ static void sweep_flows(struct collector *c)
 	if (now - c->flows_swept_ns < 1000000000ULL)
 		return;
 	c->flows_swept_ns = now;
-	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.tt_flow_sweep), &run) &&
-	    log_verbose())
-		fprintf(stderr, "flow sweep: %s\n", strerror(errno));
+	if (c->sweep == c->skel->progs.tt_flow_sweep) {
+		if (bpf_prog_test_run_opts(bpf_program__fd(c->sweep), &run) && log_verbose())
+			fprintf(stderr, "flow sweep: %s\n", strerror(errno));
+		return;
+	}
+	sweep_flows_by_key(c);
 }
 
 int collector__poll(struct collector *c, int timeout_ms)
@@ -585,5 +631,6 @@ void collector__close(struct collector *c)
 	free(c->place_keys);
 	free(c->place_prev);
 	free(c->softnet_prev);
+	free(c->sweep_keys);
 	free(c);
 }

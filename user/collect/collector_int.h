@@ -45,6 +45,9 @@ struct budget_state {
 	struct snapshot pending; /* measured at earlier rates in this interval, scaled up */
 };
 
+/* flows the key-walking sweep looks at per run: the rest wait for the next one */
+#define SWEEP_KEYS_MAX 8192
+
 struct collector {
 	struct tailtrace_bpf *skel;
 	struct bpf_link *links[MAX_LINKS];
@@ -66,6 +69,8 @@ struct collector {
 	__u32 nplaces, place_max;
 	__u64 places_checked_ns; /* CLOCK_MONOTONIC of the last slot assignment pass */
 	__u64 flows_swept_ns;    /* ... of the last tt_flow_sweep run */
+	struct bpf_program *sweep; /* tt_flow_sweep, or tt_flow_sweep_keys before 5.13 */
+	__u64 *sweep_keys;         /* the latter's key buffer (SWEEP_KEYS_MAX) */
 	/* read-only maps of the stamp arrays */
 	const struct stamp_bucket *qdisc_stamps, *rx_stamps;
 	/* read-only maps of each request ring's consumer and producer positions */
@@ -82,7 +87,7 @@ struct collector {
 	__u64 taken;                /* request events taken */
 	enum tt_stage missing[STAGE__MAX];
 	const char *missing_why[STAGE__MAX];
-	char why_buf[STAGE__MAX][128];
+	char why_buf[STAGE__MAX][256];
 	int nmissing;
 	__u64 start_realtime;
 	bool nic;                          /* the driver/softirq programs run (bpf/nic.bpf.h) */

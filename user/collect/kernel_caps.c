@@ -60,26 +60,79 @@ const char *kernel_caps_tp_feeds(const char *name)
 	return NULL;
 }
 
-/* The catalogue's tracepoints, each once, then the extra ones. */
+static bool listed(const char **names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+/* The tracepoints the programs attach to and the stages name, each once. */
 static int needed_tps(const char **out, int max)
 {
+	const struct feed_row *rows = feed_rows();
 	int n = 0;
 
+	for (int i = 0; i < FEED_ROWS && n < max; i++)
+		if (rows[i].kind == FEED_TP_BTF && !listed(out, n, rows[i].target))
+			out[n++] = rows[i].target;
 	for (int s = 0; s < STAGE__MAX; s++) {
 		const struct stage_info *si = stage_info(s);
 
-		for (int t = 0; t < 4 && si->tps[t]; t++) {
-			bool seen = false;
-
-			for (int i = 0; i < n && !seen; i++)
-				seen = !strcmp(out[i], si->tps[t]);
-			if (!seen && n < max)
+		for (int t = 0; t < 4 && si->tps[t] && n < max; t++)
+			if (strchr(si->tps[t], ':') && !listed(out, n, si->tps[t]))
 				out[n++] = si->tps[t];
-		}
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(extra_tps) && n < max; i++)
-		out[n++] = extra_tps[i].name;
 	return n;
+}
+
+/* The kernel functions the fentry, fexit and kprobe programs attach to, each once. */
+static int needed_fns(const char **out, int max)
+{
+	const struct feed_row *rows = feed_rows();
+	int n = 0;
+
+	for (int i = 0; i < FEED_ROWS && n < max; i++) {
+		enum feed_kind k = rows[i].kind;
+
+		if ((k == FEED_FENTRY || k == FEED_FEXIT || k == FEED_KPROBE ||
+		     k == FEED_KRETPROBE) &&
+		    !listed(out, n, rows[i].target))
+			out[n++] = rows[i].target;
+	}
+	return n;
+}
+
+/* Parameters of a FUNC_PROTO type id (following a pointer or typedef first), -1 if it is
+ * none. */
+static int proto_params(const struct btf *btf, __s32 id)
+{
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+
+	while (t && (btf_is_ptr(t) || btf_is_typedef(t)))
+		t = btf__type_by_id(btf, t->type);
+	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
+}
+
+/* A tracepoint's arguments: its btf_trace_<event> typedef is a pointer to a function whose
+ * first parameter is the probe's data pointer. */
+static int tp_nargs(const struct btf *btf, const char *event)
+{
+	char name[128];
+	int n;
+
+	snprintf(name, sizeof(name), "btf_trace_%s", event);
+	n = proto_params(btf, btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF));
+	return n > 0 ? n - 1 : -1;
+}
+
+static void find_fn(const struct btf *btf, struct fn_need *f)
+{
+	__s32 id = btf ? btf__find_by_name_kind(btf, f->name, BTF_KIND_FUNC) : -1;
+
+	f->btf = id > 0;
+	f->nargs = f->btf ? proto_params(btf, btf__type_by_id(btf, id)->type) : -1;
 }
 
 const char *probe_kind_name(enum probe_kind k)
@@ -383,6 +436,22 @@ out:
 	probe_bpf__destroy(skel);
 }
 
+/* Whether the verifier accepts a program calling the feature's helper (loaded, never
+ * attached). */
+static bool probe_feature(enum probe_feature f)
+{
+	struct probe_bpf *skel = probe_bpf__open();
+	bool ok;
+
+	if (!skel)
+		return false;
+	set_only(skel, f == PFEAT_SK_COOKIE ? skel->progs.feat_sk_cookie
+					    : skel->progs.feat_for_each);
+	ok = !probe_bpf__load(skel);
+	probe_bpf__destroy(skel);
+	return ok;
+}
+
 static bool tracefs_mounted(const char *path)
 {
 	struct statfs s;
@@ -392,7 +461,7 @@ static bool tracefs_mounted(const char *path)
 
 int kernel_caps_probe(struct kernel_caps *c)
 {
-	const char *tps[CAPS_MAX_TPS];
+	const char *tps[CAPS_MAX_TPS], *fns[CAPS_MAX_FNS];
 	struct utsname u;
 	struct btf *btf;
 	int ntps;
@@ -410,18 +479,32 @@ int kernel_caps_probe(struct kernel_caps *c)
 	ntps = needed_tps(tps, CAPS_MAX_TPS);
 	for (int i = 0; i < ntps; i++) {
 		struct tp_need *t = &c->tps[c->ntps++];
-		char name[128], path[256];
+		char path[256];
 		const char *ev = strchr(tps[i], ':') + 1;
 
 		t->name = tps[i];
-		snprintf(name, sizeof(name), "btf_trace_%s", ev);
-		t->btf = btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
+		t->nargs = btf ? tp_nargs(btf, ev) : -1;
+		t->btf = t->nargs >= 0;
 		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%.*s/%s",
 			 (int)(ev - tps[i] - 1), tps[i], ev);
 		t->tracefs = c->tracefs && access(path, F_OK) == 0;
 	}
+	c->nfns = needed_fns(fns, CAPS_MAX_FNS);
+	for (int i = 0; i < c->nfns; i++) {
+		c->fns[i].name = fns[i];
+		find_fn(btf, &c->fns[i]);
+	}
+	c->kfunc_rdonly_cast = btf && btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	btf__free(btf);
 	for (int k = 0; k < PK__MAX; k++)
 		probe_one(c, k);
+	for (int f = 0; f < PFEAT__MAX; f++)
+		c->feat[f] = probe_feature(f);
+	/* TAILTRACE_AVOID_FEEDS picks the next feed where one exists (the tests use it to
+	 * run the kprobe feeds where fentry works); checked by the caller */
+	if (feed_kinds_parse(getenv("TAILTRACE_AVOID_FEEDS"), &c->avoid_kinds))
+		return -EINVAL;
+	c->compat = !c->kfunc_rdonly_cast || (c->avoid_kinds & FEED_AVOID_KFUNCS);
+	feeds_choose(c);
 	return 0;
 }
