@@ -270,7 +270,11 @@ static __always_inline struct flow *flow_owner(struct sock *sk, bool btf)
 			ok = false;
 		f->verdict = ok ? FLOW_TRACED : FLOW_IGNORED;
 	}
-	return f->verdict == FLOW_TRACED ? f : NULL;
+	f = f->verdict == FLOW_TRACED ? f : NULL;
+	/* the caller tests the pointer itself: verifiers before 6.3 cannot follow a test of
+	 * the verdict that the compiler would put in its place */
+	barrier_var(f);
+	return f;
 }
 
 /* The socket is gone (TCP_CLOSE): forget it. */
@@ -312,7 +316,9 @@ static __always_inline struct flow *flow_traced(struct sock *sk)
 	if (f && !f->cookie)
 		f->cookie = sk_cookie(sk, true);
 
-	return f && f->verdict == FLOW_TRACED ? f : NULL;
+	f = f && f->verdict == FLOW_TRACED ? f : NULL;
+	barrier_var(f); /* as in flow_owner() */
+	return f;
 }
 
 /* Histogram key for a flow's sample: the group the user asked for, plus the place. */

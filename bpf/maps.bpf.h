@@ -127,8 +127,11 @@ static __always_inline void cnt_add(__u32 idx, __u64 n)
 
 static __always_inline void hist_add_sample(struct hist *h, __u64 v)
 {
-	__u32 slot = hist_slot(v);
+	/* widened before the bound check: a check on a zero-extended copy that the index
+	 * does not use is lost on verifiers before 6.3 ("unbounded memory access") */
+	__u64 slot = hist_slot(v);
 
+	barrier_var(slot);
 	if (slot < HIST_SLOTS)
 		h->slots[slot]++;
 	h->count++;

@@ -288,10 +288,13 @@ int BPF_PROG(tt_tcp_recvmsg_fexit_nb, struct sock *sk, struct msghdr *msg, size_
 SEC("kprobe/tcp_recvmsg")
 int BPF_KPROBE(tt_tcp_recvmsg_stash, struct sock *sk)
 {
-	__u32 flags = targ_recvmsg_nargs >= 6 ? (__u32)PT_REGS_PARM5(ctx)
-					      : (__u32)PT_REGS_PARM4(ctx);
+	/* both read, then one picked: a load at an offset chosen at run time is no context
+	 * access the verifier accepts */
+	__u64 p4 = PT_REGS_PARM4(ctx), p5 = PT_REGS_PARM5(ctx);
 
-	io_stash_put(IO_RECV, sk, flags);
+	barrier_var(p4);
+	barrier_var(p5);
+	io_stash_put(IO_RECV, sk, (__u32)(targ_recvmsg_nargs >= 6 ? p5 : p4));
 	return 0;
 }
 

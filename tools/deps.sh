@@ -14,6 +14,9 @@ pkgs=(
 	groff-base man-db systemd
 	# the Prometheus checks: promtool, and a real server scraping two recorders
 	prometheus curl
+	# older kernels in qemu guests (tools/kernels): the emulator, the guest's userland, the
+	# initramfs, and the tools that unpack Debian's kernel packages and their modules
+	qemu-system-x86 busybox-static cpio kmod zstd debian-archive-keyring
 )
 missing=()
 for p in "${pkgs[@]}"; do

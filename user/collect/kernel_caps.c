@@ -257,7 +257,8 @@ static struct bpf_program *probe_prog(struct probe_bpf *skel, enum probe_kind ki
 	}
 }
 
-/* A loopback listener whose port the sockops probe watches; its fd, or -1 with r set. */
+/* A loopback listener; its fd, or -1 with r set. With skel (before load), the sockops
+ * probe watches its port. */
 static int loopback_listener(struct probe_bpf *skel, struct hook_result *r)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -271,7 +272,8 @@ static int loopback_listener(struct probe_bpf *skel, struct hook_result *r)
 			close(lfd);
 		return -1;
 	}
-	skel->rodata->targ_port = ntohs(a.sin_port);
+	if (skel)
+		skel->rodata->targ_port = ntohs(a.sin_port);
 	return lfd;
 }
 
@@ -351,7 +353,8 @@ static void fire_sockops(struct kernel_caps *c, struct probe_bpf *skel, struct b
 		 c->tstamp_cb[PT_SND_HW] ? " SND_HW" : "", c->tstamp_cb[PT_ACK] ? " ACK" : "");
 }
 
-/* Tracing programs: attached where libbpf's section says, then given time to fire. */
+/* Tracing programs: attached where libbpf's section says, then given time to fire. The
+ * kprobe and fentry probes sit on tcp_sendmsg: a loopback exchange makes them fire. */
 static bool fire_attached(struct probe_bpf *skel, struct bpf_program *prog, enum probe_kind kind,
 			  struct hook_result *r, struct bpf_link **link)
 {
@@ -360,12 +363,17 @@ static bool fire_attached(struct probe_bpf *skel, struct bpf_program *prog, enum
 		result_err(r, errno, "attach");
 		return true;
 	}
-	if (kind == PK_KPROBE) {
-		/* tcp_sendmsg fires on the loopback exchange of the next probe; loading and
-		 * attaching is the capability we need */
-		r->available = true;
-		snprintf(r->detail, sizeof(r->detail), "loaded and attached");
-		return true;
+	if (kind == PK_KPROBE || kind == PK_FENTRY) {
+		int lfd = loopback_listener(NULL, r), err;
+
+		if (lfd < 0)
+			return true;
+		err = loopback_exchange(lfd);
+		close(lfd);
+		if (err) {
+			result_err(r, err, "loopback exchange");
+			return true;
+		}
 	}
 	for (int i = 0; i < 50 && !skel->bss->hits[kind]; i++)
 		usleep(2000); /* context switches happen while we sleep */
