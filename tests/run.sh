@@ -68,7 +68,8 @@ bpf_bins=()
 for src in "$root"/tests/bpf/test_*.c; do
 	[ -e "$src" ] && bpf_bins+=("$build/tests/bpf/$(basename "$src" .c)")
 done
-for t in "${bpf_bins[@]}" "$root"/tests/bpf/test_*.sh "$root"/tests/ns/test_*.sh; do
+for t in "${bpf_bins[@]}" "$root"/tests/bpf/test_*.sh "$root"/tests/ns/test_*.sh \
+	"$root"/tests/kernels/test_*.sh; do
 	[ -n "$only" ] && [[ "$t" != *$only* ]] && continue
 	name=$(basename "$(dirname "$t")")/$(basename "$t")
 	if [ ! -x "$t" ]; then

@@ -9,7 +9,7 @@ endif
 
 GUEST_KERNELS ?= 5.10 6.1 6.12 newest
 
-.PHONY: kernels kernels-check
+.PHONY: kernels kernels-check test-kernels
 kernels: deps
 	$(Q)tools/kernels/fetch.sh $(GUEST_KERNELS)
 
@@ -17,3 +17,8 @@ kernels-check: deps $(BUILD)/tailtrace $(BUILD)/loadgen
 	$(Q)for k in $(GUEST_KERNELS); do \
 		TT_BUILD=$(abspath $(BUILD)) tools/kernels/run-in-guest $$k tools/kernels/guest-check.sh || exit 1; \
 	done
+
+# the stage and explain truth tests on every kernel of the matrix, in both feed modes
+# (tests/kernels/test_matrix.sh; `make test` runs its smoke)
+test-kernels: deps all
+	$(Q)KERNEL_MATRIX=full TT_ONLY=kernels/ tests/run.sh
