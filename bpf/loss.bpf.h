@@ -59,7 +59,7 @@ static __always_inline void handle_retransmit(struct sock *sk, struct sk_buff *s
 	cnt_add(CNT_RETRANS_UNTIMED, segs);
 }
 
-/* From 6.13 the event fires for every attempt, with its error */
+/* Newer kernels (after 6.12) fire the event for every attempt, with its error */
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int err)
 {
@@ -68,7 +68,7 @@ int BPF_PROG(tt_tcp_retransmit_skb, struct sock *sk, struct sk_buff *skb, int er
 	return 0;
 }
 
-/* Before 6.13 it fires only for retransmissions that went out, and has no error */
+/* Older ones fire it only for retransmissions that went out, with no error */
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(tt_tcp_retransmit_skb_sent, struct sock *sk, struct sk_buff *skb)
 {

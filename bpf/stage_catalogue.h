@@ -5,14 +5,15 @@
  * tests/unit/test_stages.c checks docs/stages.md, the BPF object and the test files
  * against it. Rows before RDMA_WR can accumulate inside a request (each costs a request
  * event 8 bytes); rows after the RDMA ones cannot. To add a stage: a row here, its programs in
- * TT_PROGRAM_CATALOGUE, a row in docs/stages.md, a part in user/attr (if it is a component of a
- * request), a test.
+ * TT_PROGRAM_CATALOGUE (program_catalogue.h), a row in docs/stages.md, a part in user/attr (if
+ * it is a component of a request), a test.
  *
  * TT_STAGE(ID, name, class, flags, probe kind, tracepoints, hook, description, test)
  *   class       CLASS_* of user/core/stages.h: what its time counts towards
  *   flags       SF_*, below
  *   probe kind  PK_* (bpf/probe.bpf.h) a stage needs beyond tracepoints, or -1
- *   tracepoints every one it needs, "system:name"
+ *   tracepoints every kernel event it needs, named after its tracepoint ("system:name");
+ *               program_catalogue.h says what feeds each on kernels without it
  *   test        the test that compares the stage with a truth tailtrace did not produce,
  *               NULL where none does yet
  */

@@ -93,7 +93,7 @@ static __always_inline void handle_send_end(struct sock *sk, int ret)
 	}
 }
 
-/* Where a send starts, cheapest first (bpf/program_catalogue.h): the tracepoint (6.13+),
+/* Where a send starts, cheapest first (bpf/program_catalogue.h): the tracepoint (after 6.12),
  * fentry on the function it sits in, a kprobe there. */
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tt_tcp_sendmsg, struct sock *sk, struct msghdr *msg, struct sk_buff *skb,

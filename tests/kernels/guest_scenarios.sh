@@ -11,6 +11,8 @@
 #     clean      loadgen unary requests, explain --role client (count, p50/p99, verdict)
 #     sockperf   sockperf ping-pong, explain --role client (count, p50/p99)
 #     stream     loadgen streamed responses, explain --role client (count, TTFT)
+#     commands   hist and record (then report) at once over loadgen requests (send count,
+#                request count)
 #     cpuhog     bursts of CPU hogs on the server's CPU, explain (verdict compute)
 #     congestion a 20 Mbit/s tbf on the server's egress with bulk bursts (verdict congestion)
 set -u
@@ -112,6 +114,33 @@ sc_clean() {
 	emit clean.explain.err "$W/clean.json.err"
 	emit clean.loadgen "$W/clean.lg.json"
 	emit clean.samples "$W/clean.samples"
+}
+
+sc_commands() {
+	local hp rp
+	server --mode unary --compute const:500 --compute-kind block
+	rm -rf "$W/rec"
+	"$T" hist -j --port $PORT -d 900 >"$W/hist.json" 2>"$W/hist.err" &
+	hp=$!
+	"$T" record -o "$W/rec" --port $PORT -d 900 >"$W/record.out" 2>&1 &
+	rp=$!
+	attached $hp && attached $rp || note "hist or record did not attach"
+	client commands --mode unary --conns 2 --concurrency 2 --requests 1000 --req-bytes 512 \
+		--resp-bytes 8192
+	sleep 1
+	kill -INT $hp $rp 2>/dev/null
+	wait $hp
+	echo "# hist exit $?"
+	wait $rp
+	echo "# record exit $?"
+	bg_stop
+	"$T" report "$W/rec" -j >"$W/report.json" 2>"$W/report.err"
+	echo "# report exit $?"
+	emit commands.hist "$W/hist.json"
+	emit commands.hist.err "$W/hist.err"
+	emit commands.report "$W/report.json"
+	emit commands.report.err "$W/report.err"
+	emit commands.loadgen "$W/commands.lg.json"
 }
 
 sc_stream() {

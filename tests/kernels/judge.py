@@ -11,7 +11,9 @@ request stage is fed. clean/stream: request count within 1 % of the load generat
 the one closing exchange per connection), latency p50/p99 within 10 % (or inside the
 generator's own quantiles half a percentile either side, widened by 10 %). sockperf: count
 within 1 % of its messages, p50/p99 within 10 % of twice its half-round-trip percentiles.
-cpuhog/congestion: the verdict's class."""
+commands: hist's send count (both ends) within 2 % of the generator's, its receive-side
+stages sampled, and record + report's request count within 1 %. cpuhog/congestion: the
+verdict's class."""
 import json
 import math
 import re
@@ -138,6 +140,29 @@ def judge_sockperf():
     judge_latency("sockperf", tt["latency_us"], {"p50": 2 * p[50.0], "p99": 2 * p[99.0]}, rtts)
 
 
+def judge_commands():
+    hist, rep, lg = load("commands.hist"), load("commands.report"), load("commands.loadgen")
+    if not hist or not lg:
+        return
+    want = lg["requests"] + CONNS
+    # both ends are traced: one send a request on the client, one response on the server
+    counts = {}
+    for st in hist["stages"]:
+        counts[st["name"]] = counts.get(st["name"], 0) + st["count"]
+    sends = counts.get("tx.sendq", 0)
+    check(within(sends, 2 * want, 0.02),
+          f"hist tx.sendq {sends} sends vs the load generator's {2 * want} (client requests "
+          f"and server responses, {pct(sends, 2 * want)})")
+    empty = [n for n in ("tx.ack", "rx.stack", "rx.sockq", "tcp.rtt") if not counts.get(n)]
+    check(not empty, "hist: tx.ack, rx.stack, rx.sockq, tcp.rtt sampled" +
+          (f" (none for {', '.join(empty)})" if empty else ""))
+    if rep:
+        n = rep["attribution"]["requests"]
+        check(within(n, want, 0.01),
+              f"record + report requests {n} vs the load generator's {lg['requests']} + "
+              f"{CONNS} ({pct(n, want)})")
+
+
 def judge_verdict(scen, want):
     tt = load(scen + ".explain")
     if not tt:
@@ -147,7 +172,7 @@ def judge_verdict(scen, want):
           f"{v.get('where') or '-'}), want {want}")
 
 
-for name in ("probe", "clean", "stream", "sockperf", "cpuhog", "congestion"):
+for name in ("probe", "clean", "commands", "stream", "sockperf", "cpuhog", "congestion"):
     if not any(k == name or k.startswith(name + ".") for k in sections):
         continue
     if name == "probe":
@@ -156,6 +181,8 @@ for name in ("probe", "clean", "stream", "sockperf", "cpuhog", "congestion"):
         judge_loadgen(name)
     elif name == "sockperf":
         judge_sockperf()
+    elif name == "commands":
+        judge_commands()
     else:
         judge_verdict(name, name if name == "congestion" else "compute")
 if not results:

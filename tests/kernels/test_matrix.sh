@@ -3,9 +3,9 @@
 # The kernel matrix: tailtrace on Debian's own kernels (5.10, 6.1, 6.12 and the newest of
 # trixie-backports), each booted in a qemu guest (tools/kernels/run-in-guest), against
 # clients that time themselves (tests/kernels/guest_scenarios.sh, judged on the host by
-# tests/kernels/judge.py). `make test` runs the smoke: probe, loadgen requests and sockperf
-# ping-pong per kernel with the feeds the kernel offers, and the loadgen requests once more
-# through the kprobe feeds on 6.1. `make test-kernels` (KERNEL_MATRIX=full) runs every
+# tests/kernels/judge.py). `make test` runs the smoke: probe, loadgen requests under explain
+# and under hist and record at once, and sockperf ping-pong per kernel with the feeds the
+# kernel offers, and the loadgen requests once more through the kprobe feeds on 6.1. `make test-kernels` (KERNEL_MATRIX=full) runs every
 # scenario, with the CPU hog and congestion verdicts, in both feed modes on every kernel.
 #
 #   KERNELS="5.10 6.1 6.12 newest"   which kernels
@@ -55,11 +55,11 @@ guest_run() {
 	{ tt_fail "fetching the kernels ($kernels) failed"; exit 1; }
 for k in $kernels; do
 	if [ "$matrix" = full ]; then
-		FEEDS="" guest_run "$k" "$k" probe clean stream sockperf cpuhog congestion
+		FEEDS="" guest_run "$k" "$k" probe clean commands stream sockperf cpuhog congestion
 		# the kprobe feeds where fentry would be chosen (no-op where a tracepoint is)
-		FEEDS=fentry guest_run "$k" "$k kprobe" clean sockperf
+		FEEDS=fentry guest_run "$k" "$k kprobe" clean commands sockperf
 	else
-		FEEDS="" guest_run "$k" "$k" probe clean sockperf
+		FEEDS="" guest_run "$k" "$k" probe clean commands sockperf
 	fi
 done
 if [ "$matrix" != full ]; then

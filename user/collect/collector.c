@@ -268,7 +268,6 @@ static void choose_programs(struct collector *c, const struct tt_opts *o)
 	const struct feed_row *rows = feed_rows();
 	struct bpf_program *p;
 
-	(void)program_rows_exist;
 	bpf_object__for_each_program (p, c->skel->obj) {
 		bool on = false;
 
