@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "rdma/rdma_resolve.h"
 #include "lib/util.h"
@@ -154,7 +155,8 @@ __attribute__((noinline)) static int resolve_target(int x)
 
 static void test_self_symbol_matches_mapping(void **state)
 {
-	char exe[PATH_MAX], mapped[PATH_MAX];
+	char exe[PATH_MAX];
+	struct proc_map m;
 	__u64 sym_off = 0, map_off = 0;
 	bool from_symtab = false;
 	ssize_t n;
@@ -166,10 +168,9 @@ static void test_self_symbol_matches_mapping(void **state)
 	assert_int_equal(resolve_target(1), 4);
 	assert_int_equal(elf_find_function(exe, "resolve_target", &sym_off, &from_symtab), 0);
 	assert_true(from_symtab);
-	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)&resolve_target, mapped,
-					   sizeof(mapped), &map_off),
+	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)&resolve_target, &m, &map_off),
 			 0);
-	assert_string_equal(mapped, exe);
+	assert_string_equal(m.path, exe);
 	assert_int_equal(map_off, sym_off);
 	assert_int_equal(elf_has_symtab(exe), 1);
 	assert_int_equal(elf_find_function(exe, "no_such_function_here", &sym_off, NULL), -ENOENT);
@@ -189,8 +190,16 @@ static void test_not_elf_and_missing(void **state)
 	assert_int_equal(elf_find_function(tmp, "x", &off, NULL), -ENOEXEC);
 	unlink(tmp);
 	assert_int_equal(elf_find_function("/nonexistent/lib.so", "x", &off, NULL), -ENOENT);
-	assert_int_equal(rdma_find_library(0, "/nonexistent/lib.so", tmp, sizeof(tmp)), -ENOENT);
-	assert_int_equal(rdma_find_library(0, "libtt-no-such-lib.so", tmp, sizeof(tmp)), -ENOENT);
+	assert_int_equal(rdma_find_library(0, "/nonexistent/lib.so", tmp, sizeof(tmp), &fd),
+			 -ENOENT);
+	assert_int_equal(rdma_find_library(0, "libtt-no-such-lib.so", tmp, sizeof(tmp), &fd),
+			 -ENOENT);
+	/* a FIFO named as a library is refused without blocking on its open */
+	assert_int_equal(mkfifo("/tmp/tt_resolve_fifo", 0600), 0);
+	assert_int_equal(rdma_find_library(0, "/tmp/tt_resolve_fifo", tmp, sizeof(tmp), &fd),
+			 -ENOENT);
+	assert_int_equal(elf_find_function("/tmp/tt_resolve_fifo", "x", &off, NULL), -ENOEXEC);
+	unlink("/tmp/tt_resolve_fifo");
 }
 
 /* The stand-in provider ships ibv_open_device@@IBVERBS_1.1 and a compat
@@ -201,6 +210,8 @@ static void test_versioned_dynsym_against_loader(void **state)
 	__u64 off = 0, v11_off = 0, v10_off = 0;
 	void *h, *v11, *v10;
 	bool from_symtab = true;
+	struct proc_map m;
+	int fd;
 	ssize_t n;
 
 	(void)state;
@@ -221,12 +232,8 @@ static void test_versioned_dynsym_against_loader(void **state)
 	assert_non_null(v11);
 	assert_non_null(v10);
 	assert_ptr_not_equal(v11, v10);
-	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)v11, mapped, sizeof(mapped),
-					   &v11_off),
-			 0);
-	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)v10, mapped, sizeof(mapped),
-					   &v10_off),
-			 0);
+	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)v11, &m, &v11_off), 0);
+	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)v10, &m, &v10_off), 0);
 	assert_int_equal(elf_find_function(lib, "ibv_open_device", &off, &from_symtab), 0);
 	assert_false(from_symtab); /* stripped: answered by .dynsym */
 	assert_int_equal(off, v11_off);
@@ -237,9 +244,13 @@ static void test_versioned_dynsym_against_loader(void **state)
 	/* the data-path functions are not exported */
 	assert_int_equal(elf_find_function(lib, "si_post_send", &off, NULL), -ENOENT);
 	/* the mapped library is found by name among this process's mappings */
-	assert_int_equal(rdma_find_library(getpid(), "libttstandin.so", mapped, sizeof(mapped)), 0);
 	assert_int_equal(
-		rdma_find_exported(getpid(), "ttsi_plan", NULL, mapped, sizeof(mapped), &off), 0);
+		rdma_find_library(getpid(), "libttstandin.so", mapped, sizeof(mapped), &fd), 0);
+	close(fd);
+	assert_int_equal(
+		rdma_find_exported(getpid(), "ttsi_plan", NULL, mapped, sizeof(mapped), &off, &fd),
+		0);
+	close(fd);
 	assert_non_null(strstr(mapped, "libttstandin.so"));
 	dlclose(h);
 }

@@ -29,6 +29,7 @@ enum {
 	LO_SYSFS_ROOT,
 	LO_DEBUG_DIR,
 	LO_RDMA_FULL,
+	LO_RDMA_HOST_WIDE,
 	LO_COUNT,
 	LO_RDMA,
 	LO_BUDGET,
@@ -62,6 +63,7 @@ static const struct option long_opts[] = {
 	{ "sysfs-root", required_argument, NULL, LO_SYSFS_ROOT },
 	{ "debug-dir", required_argument, NULL, LO_DEBUG_DIR },
 	{ "rdma-full", no_argument, NULL, LO_RDMA_FULL },
+	{ "rdma-host-wide", no_argument, NULL, LO_RDMA_HOST_WIDE },
 	{ "rdma", no_argument, NULL, LO_RDMA },
 	{ "budget", required_argument, NULL, LO_BUDGET },
 	{ "host", required_argument, NULL, LO_HOST },
@@ -121,6 +123,7 @@ static unsigned int opt_bit(int c)
 	case LO_SYSFS_ROOT:
 	case LO_DEBUG_DIR:
 	case LO_RDMA_FULL:
+	case LO_RDMA_HOST_WIDE:
 	case LO_RDMA:
 		return OPT_RDMA;
 	default:
@@ -424,6 +427,9 @@ static int set_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen
 		return 0;
 	case LO_RDMA_FULL:
 		o->rdma_full = true;
+		return 0;
+	case LO_RDMA_HOST_WIDE:
+		o->rdma_host_wide = true;
 		return 0;
 	case LO_RDMA:
 		o->rdma = true;

@@ -72,6 +72,7 @@ struct tt_opts {
 	const char *sysfs_root; /* --sysfs-root */
 	const char *debug_dir;  /* --debug-dir: debug files by build-id (NULL: /usr/lib/debug) */
 	bool rdma_full;         /* --rdma-full: trace every poll */
+	bool rdma_host_wide;    /* --rdma-host-wide: data-path probes in every process */
 	bool rdma;              /* --rdma: add the RDMA stages (hist, top, explain, record) */
 	char **args;            /* positional arguments left */
 	int nargs;

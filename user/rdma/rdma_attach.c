@@ -4,6 +4,8 @@
  * control hooks on the exported verbs report (discovery events); the poll side's links come and go
  * with the sampling window. */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +15,7 @@
 #include "rdma.skel.h"
 #include "rdma/rdma_resolve.h"
 #include "rdma/rdma_debuginfo.h"
+#include "rdma/rdma_proof.h"
 #include "rdma/rdma_scan.h"
 #include "lib/clock.h"
 #include "lib/uprobe_entry.h"
@@ -44,12 +47,14 @@ static struct bpf_program *fn_prog(struct rdma_tracer *t, int fn, bool ret)
 	}
 }
 
-static struct bpf_link *attach_at(struct rdma_tracer *t, struct bpf_program *p, const char *path,
-				  __u64 off, bool ret)
+/* pid: the one process the probe fires in (its breakpoint is written into no other), -1
+ * for every process mapping the file */
+static struct bpf_link *attach_at(struct bpf_program *p, int pid, const char *path, __u64 off,
+				  bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 
-	return bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path, (size_t)off, &uo);
+	return bpf_program__attach_uprobe_opts(p, pid, path, (size_t)off, &uo);
 }
 
 static int poll_links(struct rdma_tracer *t, size_t i, bool on)
@@ -57,7 +62,9 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 	struct rdma_target *g = &t->tgt[i];
 	int err;
 
-	if (on == g->attached)
+	char fdp[32];
+
+	if (on == g->attached || g->gone)
 		return 0;
 	if (!on) {
 		/* exit first: a return probe without its entry only finds no state */
@@ -67,11 +74,18 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 		g->attached = false;
 		return 0;
 	}
-	t->ret[i] = attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, true), g->path, g->probe_offset, true);
-	if (!t->ret[i])
+	rdma_fd_path(g->fd, fdp, sizeof(fdp));
+	t->ret[i] = attach_at(fn_prog(t, RDMA_FN_POLL_CQ, true), g->pid, fdp, g->probe_offset, true);
+	if (!t->ret[i]) {
+		/* the process exited: its target stays, detached */
+		if (errno == ESRCH) {
+			g->gone = true;
+			return 0;
+		}
 		return -errno;
+	}
 	t->entry[i] =
-		attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, false), g->path, g->probe_offset, false);
+		attach_at(fn_prog(t, RDMA_FN_POLL_CQ, false), g->pid, fdp, g->probe_offset, false);
 	if (!t->entry[i]) {
 		err = -errno;
 		bpf_link__destroy(t->ret[i]);
@@ -82,32 +96,74 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 	return 0;
 }
 
-/* Adds and attaches a data-path target unless the same function is already traced. */
-static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off, const char *how)
+/* Provider symbol names (static functions, visible only in .symtab/debug builds). */
+static const char *const provider_prefixes[] = { "mlx5", "mlx4",       "rxe",   "siw", "bnxt_re",
+						 "efa",  "hns_roce_u", "erdma", "si" };
+
+static bool provider_like(const char *path)
 {
-	char moved[80];
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return strstr(b, "-rdmav") || !strncmp(b, "libmlx", 6) || !strncmp(b, "libefa", 6) ||
+	       !strncmp(b, "libttstandin", 12);
+}
+
+/* Where a data-path probe fires: the traced process only, unless --rdma-host-wide. */
+static int attach_pid(const struct rdma_tracer *t, int tgid)
+{
+	return t->host_wide ? -1 : tgid;
+}
+
+const char *rdma_open_why(int err)
+{
+	switch (err) {
+	case -EPERM:
+		return "not a regular file";
+	case -ESTALE:
+		return "not the file the process mapped (another inode)";
+	case -EFBIG:
+		return "larger than the 256 MiB tailtrace reads";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* Adds and attaches a data-path target unless the same function is already traced in the
+ * same process. fd is the file as tailtrace opened it (kept for the poll side's windows);
+ * path only names it. */
+static int add_target(struct rdma_tracer *t, int fn, int fd, const char *path, __u64 off,
+		      const char *how, int pid)
+{
+	char moved[80], fdp[32];
 	struct rdma_target *g;
 	struct stat st;
 	size_t i;
 	int err = 0;
 
-	if (stat(path, &st))
+	if (fstat(fd, &st))
 		return -errno;
 	for (i = 0; i < t->ntgt; i++)
-		if (t->tgt[i].inode == st.st_ino && t->tgt[i].offset == off)
+		if (t->tgt[i].inode == st.st_ino && t->tgt[i].offset == off &&
+		    (t->tgt[i].pid == pid || t->tgt[i].pid == -1))
 			return 0;
 	if (t->ntgt == RDMA_TARGETS_MAX)
 		return -E2BIG;
 	i = t->ntgt;
 	g = &t->tgt[i];
 	memset(g, 0, sizeof(*g));
+	g->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (g->fd < 0)
+		return -errno;
 	g->fn = fn;
+	g->pid = pid;
 	snprintf(g->path, sizeof(g->path), "%s", path);
 	g->offset = off;
+	rdma_fd_path(g->fd, fdp, sizeof(fdp));
 	/* read once: poll targets attach again every sampling window; the post programs
 	 * read the work requests, the poll programs the completions after a return */
 	g->probe_offset = uprobe_entry_offset(
-		path, off,
+		fdp, off,
 		fn == RDMA_FN_POLL_CQ ? UPROBE_READS_MEMORY | UPROBE_RETURN : UPROBE_READS_MEMORY);
 	g->inode = st.st_ino;
 	g->how = how;
@@ -115,7 +171,7 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 		if (t->full || t->window_open)
 			err = poll_links(t, i, true);
 	} else {
-		t->entry[i] = attach_at(t, fn_prog(t, fn, false), path, g->probe_offset, false);
+		t->entry[i] = attach_at(fn_prog(t, fn, false), pid, fdp, g->probe_offset, false);
 		if (!t->entry[i])
 			err = -errno;
 		else
@@ -125,38 +181,92 @@ static int add_target(struct rdma_tracer *t, int fn, const char *path, __u64 off
 			t->skel->bss->post_attached_ns = mono_ns();
 	}
 	if (err) {
+		close(g->fd);
 		t->attach_errors++;
 		return err;
 	}
 	t->ntgt++;
 	uprobe_moved_note(moved, sizeof(moved), off, g->probe_offset);
-	rdma_note(t, "%s at %s:0x%llx (%s)%s%s", rdma_fn_name(fn), path, (unsigned long long)off,
-		  how, fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "", moved);
+	rdma_note(t, "%s at %s:0x%llx (%s)%s%s%s", rdma_fn_name(fn), rdma_esc(path),
+		  (unsigned long long)off, how, fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "",
+		  pid == -1 ? ", every process" : "", moved);
 	return 0;
 }
 
+int rdma_prove_hint(int tgid, __u64 addr, bool provider_only, int *fd, char *path, size_t pathlen,
+		    __u64 *off, char *why, size_t whylen)
+{
+	unsigned char id[RDMA_BUILD_ID_MAX];
+	struct func_starts fs = { 0 };
+	char fdp[32], idhex[2 * 20 + 1] = "";
+	struct proc_map m;
+	int err, n;
+
+	*fd = -1;
+	err = rdma_addr_to_file(tgid, addr, &m, off);
+	if (err) {
+		snprintf(why, whylen, "not in a file the process maps");
+		return err;
+	}
+	snprintf(path, pathlen, "%s", m.path);
+	if (provider_only && !provider_like(m.path)) {
+		snprintf(why, whylen, "in %s, not a verbs provider library", rdma_esc(m.path));
+		return -EPERM;
+	}
+	err = rdma_map_open(tgid, &m);
+	if (err < 0) {
+		snprintf(why, whylen, "in %s: %s", rdma_esc(m.path), rdma_open_why(err));
+		return err;
+	}
+	*fd = err;
+	rdma_fd_path(*fd, fdp, sizeof(fdp));
+	n = elf_build_id(fdp, id, sizeof(id));
+	for (int i = 0; i < n && i < 20; i++)
+		snprintf(idhex + 2 * i, 3, "%02x", id[i]);
+	if (n <= 0) {
+		snprintf(why, whylen, "in %s, which has no build id", rdma_esc(m.path));
+		err = -ENOEXEC;
+	} else if ((err = elf_function_starts(fdp, &fs))) {
+		snprintf(why, whylen, "in %s: %s", rdma_esc(m.path), strerror(-err));
+	} else if (!func_starts_has(&fs, *off)) {
+		snprintf(why, whylen,
+			 "%s:0x%llx (build id %s) is not where a function of it starts",
+			 rdma_esc(m.path), (unsigned long long)*off, idhex);
+		err = -EPERM;
+	}
+	func_starts_free(&fs);
+	if (err) {
+		close(*fd);
+		*fd = -1;
+	}
+	return err;
+}
+
 /* Attaches the data-path functions a context's ops table points at (runtime addresses
- * of process tgid), unless an explicit probe covers the role. */
+ * of process tgid), unless an explicit probe covers the role. The addresses are the
+ * process's word only: each is attached to only where it is the start of a function of a
+ * provider library, proven from the file itself. */
 static void attach_ctx_fns(struct rdma_tracer *t, __u32 tgid, const __u64 *fns, const char *how)
 {
 	for (int fn = 0; fn < RDMA_FN__MAX; fn++) {
-		char path[PATH_MAX];
+		char path[PATH_MAX], why[PATH_MAX + 128];
 		__u64 off;
-		int err;
+		int err, fd;
 
 		if (t->explicit_fn[fn] || !fns[fn])
 			continue;
-		err = rdma_addr_to_file((int)tgid, fns[fn], path, sizeof(path), &off);
+		err = rdma_prove_hint((int)tgid, fns[fn], true, &fd, path, sizeof(path), &off, why,
+				      sizeof(why));
 		if (err) {
-			rdma_note(t, "ops.%s = 0x%llx of pid %u is not in a mapped file: %s",
-				  rdma_fn_name(fn), (unsigned long long)fns[fn], tgid,
-				  strerror(-err));
+			rdma_note(t, "not attaching ops.%s = 0x%llx of pid %u: %s",
+				  rdma_fn_name(fn), (unsigned long long)fns[fn], tgid, why);
 			continue;
 		}
-		err = add_target(t, fn, path, off, how);
+		err = add_target(t, fn, fd, path, off, how, attach_pid(t, (int)tgid));
+		close(fd);
 		if (err)
-			rdma_note(t, "cannot attach %s at %s:0x%llx: %s", rdma_fn_name(fn), path,
-				  (unsigned long long)off, strerror(-err));
+			rdma_note(t, "cannot attach %s at %s:0x%llx: %s", rdma_fn_name(fn),
+				  rdma_esc(path), (unsigned long long)off, strerror(-err));
 	}
 }
 
@@ -203,54 +313,50 @@ void rdma_resolve_live(struct rdma_tracer *t, const struct rdma_scan_layout *l)
 	}
 }
 
-/* Provider symbol names (static functions, visible only in .symtab/debug builds). */
-static const char *const provider_prefixes[] = { "mlx5", "mlx4",       "rxe",   "siw", "bnxt_re",
-						 "efa",  "hns_roce_u", "erdma", "si" };
-
-static bool provider_like(const char *path)
+/* Calls fn on every provider-like library pid maps, once each, opened through the
+ * process's root (fd, and the name to show). */
+static void for_each_provider(struct rdma_tracer *t,
+			      void (*fn)(struct rdma_tracer *, int, const char *))
 {
-	const char *b = strrchr(path, '/');
-
-	b = b ? b + 1 : path;
-	return strstr(b, "-rdmav") || !strncmp(b, "libmlx", 6) || !strncmp(b, "libefa", 6) ||
-	       !strncmp(b, "libttstandin", 12);
-}
-
-/* Calls fn on every provider-like library pid maps, once each, as a path this process
- * can open. */
-static void for_each_provider(struct rdma_tracer *t, void (*fn)(struct rdma_tracer *, const char *))
-{
-	char mp[64], line[PATH_MAX + 128], last[PATH_MAX] = "", path[PATH_MAX];
+	char last[PATH_MAX] = "";
 	struct proc_map m;
+	char *line = NULL;
+	size_t cap = 0;
 	FILE *f;
+	int fd;
 
 	if (!t->pid)
 		return;
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", t->pid);
-	f = fopen(mp, "re");
+	f = proc_maps_open(t->pid);
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (proc_map_parse(line, &m) || !m.inode || m.path[0] != '/' ||
-		    !strcmp(m.path, last) || !provider_like(m.path))
+	while (!proc_maps_next(f, &line, &cap, &m)) {
+		if (!m.inode || m.path[0] != '/' || !strcmp(m.path, last) || !provider_like(m.path))
 			continue;
 		snprintf(last, sizeof(last), "%s", m.path);
-		/* through /proc/PID/root when the process is in a container */
-		if (!rdma_map_path(t->pid, &m, path, sizeof(path)))
-			fn(t, path);
+		fd = rdma_map_open(t->pid, &m);
+		if (fd < 0) {
+			rdma_note(t, "not reading %s: %s", rdma_esc(m.path), rdma_open_why(fd));
+			continue;
+		}
+		fn(t, fd, m.path);
+		close(fd);
 	}
+	free(line);
 	fclose(f);
 }
 
 /* Path (0): a stripped provider's debug file found by build-id, or its .gnu_debugdata. */
-static void by_debuginfo(struct rdma_tracer *t, const char *path)
+static void by_debuginfo(struct rdma_tracer *t, int fd, const char *path)
 {
 	struct rdma_debug_syms *d;
+	char fdp[32];
 	int found = 0;
 
 	/* a --debug-dir given is a directory of this machine; the default one is looked
 	 * for inside the process's root first (a container's own debug files) */
-	if (rdma_debug_open(path, t->pid, t->debug_dir, !t->debug_dir_given, &d))
+	rdma_fd_path(fd, fdp, sizeof(fdp));
+	if (rdma_debug_open(fdp, t->pid, t->debug_dir, !t->debug_dir_given, &d))
 		return;
 	for (size_t p = 0; p < ARRAY_SIZE(provider_prefixes); p++) {
 		for (int fn = 0; fn < RDMA_FN__MAX; fn++) {
@@ -261,11 +367,12 @@ static void by_debuginfo(struct rdma_tracer *t, const char *path)
 				continue;
 			snprintf(sym, sizeof(sym), "%s_%s", provider_prefixes[p], rdma_fn_name(fn));
 			if (!rdma_debug_find(d, sym, &off) &&
-			    !add_target(t, fn, path, off, rdma_debug_how(d)))
+			    !add_target(t, fn, fd, path, off, rdma_debug_how(d), attach_pid(t, t->pid)))
 				found++;
 		}
 	}
-	rdma_note(t, "symbols of %s from %s: %d data-path function%s", path, rdma_debug_source(d),
+	rdma_note(t, "symbols of %s from %s: %d data-path function%s", rdma_esc(path),
+		  rdma_debug_source(d),
 		  found, found == 1 ? "" : "s");
 	rdma_debug_close(d);
 }
@@ -276,9 +383,12 @@ void rdma_resolve_by_debuginfo(struct rdma_tracer *t)
 }
 
 /* Path (1): providers built with .symtab. */
-static void by_symbol(struct rdma_tracer *t, const char *path)
+static void by_symbol(struct rdma_tracer *t, int fd, const char *path)
 {
-	if (elf_has_symtab(path) != 1)
+	char fdp[32];
+
+	rdma_fd_path(fd, fdp, sizeof(fdp));
+	if (elf_has_symtab(fdp) != 1)
 		return;
 	for (size_t p = 0; p < ARRAY_SIZE(provider_prefixes); p++) {
 		for (int fn = 0; fn < RDMA_FN__MAX; fn++) {
@@ -289,8 +399,8 @@ static void by_symbol(struct rdma_tracer *t, const char *path)
 			if (t->explicit_fn[fn])
 				continue;
 			snprintf(sym, sizeof(sym), "%s_%s", provider_prefixes[p], rdma_fn_name(fn));
-			if (!elf_find_function(path, sym, &off, &symtab) && symtab)
-				add_target(t, fn, path, off, "symbol");
+			if (!elf_find_function(fdp, sym, &off, &symtab) && symtab)
+				add_target(t, fn, fd, path, off, "symbol", attach_pid(t, t->pid));
 		}
 	}
 }
@@ -304,13 +414,13 @@ int rdma_attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *e
 {
 	for (int i = 0; i < o->nrdma_probes; i++) {
 		struct rdma_probe_spec s;
-		char path[PATH_MAX];
+		char path[PATH_MAX], fdp[32];
 		__u64 off;
-		int r;
+		int r, fd;
 
 		if (rdma_spec_parse(o->rdma_probes[i], &s, err, errlen))
 			return -EINVAL;
-		if (rdma_find_library(t->pid, s.lib, path, sizeof(path))) {
+		if (rdma_find_library(t->pid, s.lib, path, sizeof(path), &fd)) {
 			snprintf(err, errlen, "--rdma-probe %s: library '%s' not found%s",
 				 o->rdma_probes[i], s.lib,
 				 t->pid ? " (neither mapped by the process nor in the library "
@@ -319,9 +429,11 @@ int rdma_attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *e
 			return -EINVAL;
 		}
 		off = s.offset;
+		rdma_fd_path(fd, fdp, sizeof(fdp));
 		if (!s.has_offset) {
-			r = elf_find_function(path, s.symbol, &off, NULL);
+			r = elf_find_function(fdp, s.symbol, &off, NULL);
 			if (r) {
+				close(fd);
 				snprintf(err, errlen, "--rdma-probe %s: %s in %s",
 					 o->rdma_probes[i],
 					 r == -ENOENT     ? "no such function (stripped library? "
@@ -333,7 +445,9 @@ int rdma_attach_explicit(struct rdma_tracer *t, const struct tt_opts *o, char *e
 			}
 		}
 		t->explicit_fn[s.role] = true;
-		r = add_target(t, s.role, path, off, "--rdma-probe");
+		/* the user's own choice of file and offset: host-wide without -p */
+		r = add_target(t, s.role, fd, path, off, "--rdma-probe", t->pid ? t->pid : -1);
+		close(fd);
 		if (r) {
 			snprintf(err, errlen, "--rdma-probe %s: cannot attach at %s:0x%llx: %s",
 				 o->rdma_probes[i], path, (unsigned long long)off, strerror(-r));
@@ -356,12 +470,12 @@ int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 		[CTL_CQ_EVENT_EXIT] = t->skel->progs.rdma_cq_event_exit,
 		[CTL_ACK_CQ] = t->skel->progs.rdma_ack_cq,
 	};
-	char lib[PATH_MAX];
+	char lib[PATH_MAX], fdp[32];
 	__u64 off;
-	int n = 0;
+	int n = 0, fd;
 
 	if (rdma_find_exported(t->pid, "ibv_open_device", "libibverbs.so.1", lib, sizeof(lib),
-			       &off)) {
+			       &off, &fd)) {
 		snprintf(err, errlen,
 			 t->pid ? "pid %d maps no verbs library (nothing exports ibv_open_device);"
 				  " give --rdma-probe LIB:SYMBOL|ROLE=LIB:0xOFFSET"
@@ -369,21 +483,29 @@ int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 			 t->pid);
 		return -ENOENT;
 	}
+	rdma_fd_path(fd, fdp, sizeof(fdp));
+	/* exported entry points found by their symbols: without -p they are hooked in every
+	 * process, the discovery of processes that start later; they only read memory */
 	for (int h = 0; h < CTL__MAX; h++) {
-		if (elf_find_function(lib, ctl_hooks[h].sym, &off, NULL))
+		if (elf_find_function(fdp, ctl_hooks[h].sym, &off, NULL))
 			continue;
 		/* one site for a function's entry and return programs */
 		t->ctl[h] = attach_at(
-			t, progs[h], lib,
-			uprobe_entry_offset(lib, off, UPROBE_READS_MEMORY | UPROBE_RETURN),
+			progs[h], t->pid ? t->pid : -1, fdp,
+			uprobe_entry_offset(fdp, off, UPROBE_READS_MEMORY | UPROBE_RETURN),
 			ctl_hooks[h].ret);
 		if (t->ctl[h])
 			n++;
 	}
 	if (!t->ctl[CTL_OPEN_DEVICE] && !t->ctl[CTL_CREATE_QP_RET]) {
-		snprintf(err, errlen, "cannot attach uprobes to %s: %s", lib, strerror(errno));
-		return -errno ? -errno : -EPERM;
+		int e = errno;
+
+		close(fd);
+		snprintf(err, errlen, "cannot attach uprobes to %s: %s", rdma_esc(lib),
+			 strerror(e));
+		return e ? -e : -EPERM;
 	}
+	close(fd);
 	/* the wake-up side of rdma.cq_event: only worth its cost with the call hooked */
 	if (t->ctl[CTL_CQ_EVENT_ENTER] && t->ctl[CTL_CQ_EVENT_EXIT]) {
 		t->waking = bpf_program__attach(t->skel->progs.rdma_waking);
@@ -392,7 +514,7 @@ int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 				  strerror(errno));
 	}
 	rdma_note(t, "watching %s in %s (%d hooks) for verbs contexts",
-		  t->pid ? "pid" : "every process", lib, n);
+		  t->pid ? "pid" : "every process", rdma_esc(lib), n);
 	return 0;
 }
 

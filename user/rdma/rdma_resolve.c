@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "rdma/rdma_resolve.h"
+#include "rdma/rdma_proof.h"
 #include "lib/util.h"
 
 static const char *const fn_names[RDMA_FN__MAX] = {
@@ -112,7 +113,7 @@ int rdma_spec_parse(const char *s, struct rdma_probe_spec *out, char *err, size_
 
 /* ---- ELF ---- */
 
-static int vaddr_to_offset(Elf *e, __u64 vaddr, __u64 *off)
+int elf_vaddr_to_offset(Elf *e, __u64 vaddr, __u64 *off)
 {
 	size_t n;
 
@@ -131,15 +132,25 @@ static int vaddr_to_offset(Elf *e, __u64 vaddr, __u64 *off)
 	return -ENOENT;
 }
 
-static Elf *elf_open(const char *path, int *fd)
+Elf *elf_open_checked(const char *path, int *fd)
 {
+	struct stat st;
 	Elf *e;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO or device given as a library must not block the open */
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (*fd < 0)
 		return NULL;
+	if (fstat(*fd, &st) || !S_ISREG(st.st_mode) || rdma_size_ok(st.st_size, RDMA_ELF_MAX)) {
+		int err = !S_ISREG(st.st_mode) ? ENOEXEC : EFBIG;
+
+		close(*fd);
+		*fd = -1;
+		errno = err;
+		return NULL;
+	}
 	e = elf_begin(*fd, ELF_C_READ, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		if (e)
@@ -205,7 +216,7 @@ int elf_find_function(const char *path, const char *name, __u64 *file_off, bool 
 	int fd, err = -ENOENT;
 	Elf *e;
 
-	e = elf_open(path, &fd);
+	e = elf_open_checked(path, &fd);
 	if (!e)
 		return -errno;
 	while ((scn = elf_nextscn(e, scn))) {
@@ -234,7 +245,7 @@ int elf_find_function(const char *path, const char *name, __u64 *file_off, bool 
 			*from_symtab = false;
 	}
 	if (!err)
-		err = vaddr_to_offset(e, vaddr, file_off);
+		err = elf_vaddr_to_offset(e, vaddr, file_off);
 	elf_end(e);
 	close(fd);
 	return err;
@@ -246,7 +257,7 @@ int elf_has_symtab(const char *path)
 	int fd, has = 0;
 	Elf *e;
 
-	e = elf_open(path, &fd);
+	e = elf_open_checked(path, &fd);
 	if (!e)
 		return -errno;
 	while ((scn = elf_nextscn(e, scn))) {
@@ -268,6 +279,7 @@ int proc_map_parse(const char *line, struct proc_map *m)
 	unsigned int dmaj, dmin;
 	char perms[8];
 	int pos = 0;
+	size_t n;
 
 	memset(m, 0, sizeof(*m));
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end, perms, &pgoff, &dmaj,
@@ -282,60 +294,63 @@ int proc_map_parse(const char *line, struct proc_map *m)
 	line += pos;
 	while (*line == ' ' || *line == '\t')
 		line++;
-	snprintf(m->path, sizeof(m->path), "%s", line);
-	m->path[strcspn(m->path, "\n")] = '\0';
+	n = strcspn(line, "\n");
+	/* a path this long cannot be opened anyway; cut, it would name another file */
+	if (n >= sizeof(m->path))
+		return -ENAMETOOLONG;
+	memcpy(m->path, line, n);
+	m->path[n] = '\0';
 	return 0;
+}
+
+int proc_maps_next(FILE *maps, char **line, size_t *cap, struct proc_map *m)
+{
+	/* getline: a line is read whole whatever its length, so a long path cannot split
+	 * into a second, forged line */
+	while (getline(line, cap, maps) > 0)
+		if (!proc_map_parse(*line, m))
+			return 0;
+	return -ENOENT;
 }
 
 int proc_maps_find(FILE *maps, __u64 addr, struct proc_map *m, __u64 *file_off)
 {
-	char line[PATH_MAX + 128];
+	char *line = NULL;
+	size_t cap = 0;
+	int err = -ENOENT;
 
-	while (fgets(line, sizeof(line), maps)) {
-		if (proc_map_parse(line, m) || addr < m->start || addr >= m->end)
+	while (!proc_maps_next(maps, &line, &cap, m)) {
+		if (addr < m->start || addr >= m->end)
 			continue;
 		/* anonymous memory, [vdso], or a file that was deleted/replaced */
-		if (!m->inode || m->path[0] != '/')
-			return -ENOENT;
-		*file_off = addr - m->start + m->pgoff;
-		return 0;
+		if (m->inode && m->path[0] == '/') {
+			*file_off = addr - m->start + m->pgoff;
+			err = 0;
+		}
+		break;
 	}
-	return -ENOENT;
+	free(line);
+	return err;
 }
 
-int rdma_map_path(int pid, const struct proc_map *m, char *path, size_t pathlen)
+FILE *proc_maps_open(int pid)
 {
-	struct stat st;
-
-	if (!stat(m->path, &st) && st.st_ino == m->inode) {
-		snprintf(path, pathlen, "%s", m->path);
-		return 0;
-	}
-	if (pid > 0) {
-		snprintf(path, pathlen, "/proc/%d/root%s", pid, m->path);
-		if (!stat(path, &st) && st.st_ino == m->inode)
-			return 0;
-	}
-	snprintf(path, pathlen, "%s", m->path);
-	return access(path, R_OK) ? -ENOENT : 0;
-}
-
-int rdma_addr_to_file(int pid, __u64 addr, char *path, size_t pathlen, __u64 *file_off)
-{
-	struct proc_map m;
 	char mp[64];
-	FILE *f;
-	int err;
 
 	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
+	return fopen(mp, "re");
+}
+
+int rdma_addr_to_file(int pid, __u64 addr, struct proc_map *m, __u64 *file_off)
+{
+	FILE *f = proc_maps_open(pid);
+	int err;
+
 	if (!f)
 		return -errno;
-	err = proc_maps_find(f, addr, &m, file_off);
+	err = proc_maps_find(f, addr, m, file_off);
 	fclose(f);
-	if (err)
-		return err;
-	return rdma_map_path(pid, &m, path, pathlen);
+	return err;
 }
 
 static const char *const lib_dirs[] = {
@@ -363,70 +378,94 @@ static bool name_matches(const char *file, const char *want)
 	return !strcmp(base, want) || (!strncmp(base, want, n) && base[n] == '.');
 }
 
-int rdma_find_library(int pid, const char *lib, char *path, size_t pathlen)
+/* Opens a library file of this host (a path or a library directory's entry), as a
+ * regular file. */
+static int open_host_file(const char *path)
 {
+	struct proc_map m = { .inode = 1 };
 	struct stat st;
 
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || strlen(path) >= sizeof(m.path))
+		return -ENOENT;
+	m.inode = st.st_ino;
+	strcpy(m.path, path);
+	return rdma_map_open(0, &m);
+}
+
+int rdma_find_library(int pid, const char *lib, char *path, size_t pathlen, int *fd)
+{
 	if (strchr(lib, '/')) {
-		if (stat(lib, &st) || !S_ISREG(st.st_mode))
+		*fd = open_host_file(lib);
+		if (*fd < 0)
 			return -ENOENT;
 		snprintf(path, pathlen, "%s", lib);
 		return 0;
 	}
 	if (pid > 0) {
-		char mp[64], line[PATH_MAX + 128];
+		FILE *f = proc_maps_open(pid);
 		struct proc_map m;
-		FILE *f;
-		int err = -ENOENT;
+		char *line = NULL;
+		size_t cap = 0;
 
-		snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-		f = fopen(mp, "re");
-		if (f) {
-			while (err && fgets(line, sizeof(line), f))
-				if (!proc_map_parse(line, &m) && m.inode && m.path[0] == '/' &&
-				    name_matches(m.path, lib))
-					err = rdma_map_path(pid, &m, path, pathlen);
+		*fd = -1;
+		while (f && *fd < 0 && !proc_maps_next(f, &line, &cap, &m))
+			if (m.inode && m.path[0] == '/' && name_matches(m.path, lib) &&
+			    (*fd = rdma_map_open(pid, &m)) >= 0)
+				snprintf(path, pathlen, "%s", m.path);
+		free(line);
+		if (f)
 			fclose(f);
-			if (!err)
-				return 0;
-		}
+		if (*fd >= 0)
+			return 0;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(lib_dirs); i++) {
 		snprintf(path, pathlen, "%s/%s", lib_dirs[i], lib);
-		if (!stat(path, &st) && S_ISREG(st.st_mode))
+		*fd = open_host_file(path);
+		if (*fd >= 0)
 			return 0;
 	}
 	return -ENOENT;
 }
 
 int rdma_find_exported(int pid, const char *sym, const char *fallback, char *path, size_t pathlen,
-		       __u64 *file_off)
+		       __u64 *file_off, int *fd)
 {
-	char mp[64], line[PATH_MAX + 128], last[PATH_MAX] = "";
+	char last[PATH_MAX] = "", fdp[32];
 	struct proc_map m;
+	char *line = NULL;
+	size_t cap = 0;
 	FILE *f;
 
 	if (pid <= 0) {
-		if (!fallback || rdma_find_library(0, fallback, path, pathlen))
+		if (!fallback || rdma_find_library(0, fallback, path, pathlen, fd))
 			return -ENOENT;
-		return elf_find_function(path, sym, file_off, NULL) ? -ENOENT : 0;
+		rdma_fd_path(*fd, fdp, sizeof(fdp));
+		if (!elf_find_function(fdp, sym, file_off, NULL))
+			return 0;
+		close(*fd);
+		*fd = -1;
+		return -ENOENT;
 	}
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
+	f = proc_maps_open(pid);
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (proc_map_parse(line, &m) || !m.inode || m.path[0] != '/' ||
-		    !strcmp(m.path, last))
+	*fd = -1;
+	while (!proc_maps_next(f, &line, &cap, &m)) {
+		if (!m.inode || m.path[0] != '/' || !strcmp(m.path, last))
 			continue;
 		snprintf(last, sizeof(last), "%s", m.path);
-		if (rdma_map_path(pid, &m, path, pathlen))
+		*fd = rdma_map_open(pid, &m);
+		if (*fd < 0)
 			continue;
-		if (!elf_find_function(path, sym, file_off, NULL)) {
-			fclose(f);
-			return 0;
+		rdma_fd_path(*fd, fdp, sizeof(fdp));
+		if (!elf_find_function(fdp, sym, file_off, NULL)) {
+			snprintf(path, pathlen, "%s", m.path);
+			break;
 		}
+		close(*fd);
+		*fd = -1;
 	}
+	free(line);
 	fclose(f);
-	return -ENOENT;
+	return *fd >= 0 ? 0 : -ENOENT;
 }

@@ -48,25 +48,32 @@ struct proc_map {
 	char path[PATH_MAX]; /* empty for anonymous mappings */
 };
 
-/* Parses one maps line; 0 or -EINVAL. */
+/* Parses one maps line; 0, -EINVAL, or -ENAMETOOLONG for a path of PATH_MAX or more. */
 int proc_map_parse(const char *line, struct proc_map *m);
+/* The next parsable line of a maps stream, read whole with getline (*line, *cap: its
+ * buffer, freed by the caller). 0 or -ENOENT at the end. */
+int proc_maps_next(FILE *maps, char **line, size_t *cap, struct proc_map *m);
 /* Finds the file mapping holding addr in a maps stream: fills *m and the file offset
  * addr corresponds to. Returns 0, -ENOENT (no mapping, or an anonymous one: JIT code). */
 int proc_maps_find(FILE *maps, __u64 addr, struct proc_map *m, __u64 *file_off);
-/* The file of a mapping of pid as this process can open it: the same inode either
- * directly or through /proc/PID/root (another mount namespace, a container). 0 or -ENOENT. */
-int rdma_map_path(int pid, const struct proc_map *m, char *path, size_t pathlen);
-/* proc_maps_find over /proc/PID/maps; path is the file as this process can open it
- * (through /proc/PID/root when the target lives in another mount namespace). */
-int rdma_addr_to_file(int pid, __u64 addr, char *path, size_t pathlen, __u64 *file_off);
-/* Resolves a library named in a spec: a path is taken as is (must exist); a bare file
- * name is looked up among the files mapped by pid (pid > 0), then in the usual library
- * directories; "libfoo.so" also matches "libfoo.so.1.2.3". Returns 0 or -ENOENT. */
-int rdma_find_library(int pid, const char *lib, char *path, size_t pathlen);
+FILE *proc_maps_open(int pid);
+/* proc_maps_find over /proc/PID/maps. Opening the file is rdma_map_open's (rdma_proof.h). */
+int rdma_addr_to_file(int pid, __u64 addr, struct proc_map *m, __u64 *file_off);
+/* Resolves a library named in a spec: a path is taken as is (a regular file); a bare file
+ * name is looked up among the files mapped by pid (pid > 0, opened through its root),
+ * then in the usual library directories; "libfoo.so" also matches "libfoo.so.1.2.3".
+ * Returns 0 with the file open in *fd (path: its name, to show), or -ENOENT. */
+int rdma_find_library(int pid, const char *lib, char *path, size_t pathlen, int *fd);
 /* The first library mapped by pid (or, pid 0, found in the library directories under
  * the name fallback) that defines the function sym: where an exported verbs entry point
- * lives in this process. Returns 0 and the file offset, or -ENOENT. */
+ * lives in this process. Returns 0, the file offset and the file open in *fd, or -ENOENT. */
 int rdma_find_exported(int pid, const char *sym, const char *fallback, char *path, size_t pathlen,
-		       __u64 *file_off);
+		       __u64 *file_off, int *fd);
+
+/* libelf on a checked file: opened O_NONBLOCK, a regular file of at most RDMA_ELF_MAX
+ * bytes (errno EFBIG over it, ENOEXEC for anything else). */
+typedef struct Elf Elf;
+Elf *elf_open_checked(const char *path, int *fd);
+int elf_vaddr_to_offset(Elf *e, __u64 vaddr, __u64 *off);
 
 #endif

@@ -3,6 +3,7 @@
  * uprobes), for `tailtrace probe`. */
 #include <dirent.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include "rdma/rdma_tracer.h"
 #include "rdma/rdma_resolve.h"
@@ -19,14 +20,16 @@ void rdma_support_probe(const char *root, struct rdma_support *s)
 	struct dirent *de;
 	__u64 off;
 	DIR *d;
+	int fd;
 
 	memset(s, 0, sizeof(*s));
 	s->verbs_header = true;
 	if (!rdma_find_library(0, "libibverbs.so.1", s->libibverbs_path,
-			       sizeof(s->libibverbs_path))) {
+			       sizeof(s->libibverbs_path), &fd)) {
 		s->libibverbs = true;
 		s->libibverbs_exports =
 			!elf_find_function(s->libibverbs_path, "ibv_open_device", &off, NULL);
+		close(fd);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(prov_dirs); i++) {
 		d = opendir(prov_dirs[i]);

@@ -3,6 +3,7 @@
  * runs the poll-side sampling window and closes everything. Finding and attaching the data
  * path is in rdma_attach.c, reading the maps in rdma_read.c. */
 #include <errno.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -133,6 +134,7 @@ int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer *
 	t->debug_dir = o->debug_dir ? o->debug_dir : RDMA_DEBUG_ROOT;
 	t->debug_dir_given = o->debug_dir;
 	t->full = o->rdma_full;
+	t->host_wide = o->rdma_host_wide;
 	t->t0_ns = mono_ns();
 	t->window_open = true; /* the first window opens at start */
 	t->ncpus = libbpf_num_possible_cpus();
@@ -224,6 +226,8 @@ void rdma_tracer__close(struct rdma_tracer *t)
 		bpf_link__destroy(t->ret[i]);
 		bpf_link__destroy(t->entry[i]);
 	}
+	for (size_t i = 0; i < t->ntgt; i++)
+		close(t->tgt[i].fd);
 	for (int h = 0; h < CTL__MAX; h++)
 		bpf_link__destroy(t->ctl[h]);
 	bpf_link__destroy(t->waking);

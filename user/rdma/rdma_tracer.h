@@ -24,7 +24,7 @@ struct rdma_tracer;
 /* In-flight entries older than this are swept (and counted as aged): WRs whose
  * completion fell outside a sampling window, or never came. */
 #define RDMA_STALE_NS    (10ull * 1000000000ull)
-#define RDMA_TARGETS_MAX 32
+#define RDMA_TARGETS_MAX 64
 
 /* hist_key encoding of RDMA histograms in a struct snapshot (stage STAGE_RDMA_WR or
  * STAGE_RDMA_CQ_EVENT, by GROUP_NONE, tgid set): id packs the QP number (CQ handle for
@@ -48,6 +48,9 @@ struct rdma_target {
 	__u64 inode;
 	const char *how; /* "symbol", "ops-table", "--rdma-probe" */
 	bool attached;   /* poll targets: attached right now (sampling) */
+	bool gone;       /* its process exited: no more windows */
+	int pid;         /* the process it fires in; -1: every process (--rdma-host-wide) */
+	int fd;          /* the file as tailtrace opened and checked it */
 };
 
 /* UCX hooks (rdma.ucx): the libucp traced, the transports the process configured, and
@@ -56,6 +59,7 @@ struct rdma_target {
 struct rdma_ucx_cb {
 	char path[PATH_MAX];
 	__u64 offset;
+	int pid; /* the process whose callback it is: its probe fires there only */
 };
 
 struct rdma_ucx_info {

@@ -6,6 +6,7 @@
 #define TT_RDMA_TRACER_INT_H
 
 #include "rdma/rdma_tracer.h" /* brings bpf/rdma_types.h: before the skeleton */
+#include "lib/escape.h"
 
 /* cumulative histogram per key at the previous read, to hand out interval deltas */
 struct prev_hist {
@@ -41,6 +42,7 @@ struct rdma_tracer {
 	const char *debug_dir; /* --debug-dir, or the default debug root */
 	bool debug_dir_given;
 	bool full;
+	bool host_wide; /* --rdma-host-wide: data-path probes in every process */
 	bool explicit_fn[RDMA_FN__MAX]; /* --rdma-probe given for this function */
 	struct rdma_target tgt[RDMA_TARGETS_MAX];
 	struct bpf_link *entry[RDMA_TARGETS_MAX], *ret[RDMA_TARGETS_MAX];
@@ -62,6 +64,13 @@ struct rdma_tracer {
 void rdma_note(struct rdma_tracer *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* rdma_attach.c */
+/* Proves that addr, read from process tgid, is where a function of the file it maps there
+ * starts (of a verbs provider library with provider_only): 0 with that file open in *fd,
+ * its name in path and the file offset; else a negative errno and one line in why. */
+int rdma_prove_hint(int tgid, __u64 addr, bool provider_only, int *fd, char *path, size_t pathlen,
+		    __u64 *off, char *why, size_t whylen);
+const char *rdma_open_why(int err);
+#define rdma_esc(s) tt_esc(s)
 int rdma_on_ctx_event(void *ctx, void *data, size_t len);
 void rdma_resolve_by_debuginfo(struct rdma_tracer *t);
 void rdma_resolve_by_symbol(struct rdma_tracer *t);

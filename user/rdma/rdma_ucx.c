@@ -13,20 +13,21 @@
 #include "rdma/rdma_tracer_int.h"
 #include "rdma.skel.h"
 #include "rdma/rdma_resolve.h"
+#include "rdma/rdma_proof.h"
 #include "lib/uprobe_entry.h"
 #include "lib/util.h"
 
 /* Attaches at probe offset off (uprobe_entry_offset: the same for a function's entry and
  * return programs). */
-static struct bpf_link *ucx_attach(struct rdma_tracer *t, struct bpf_program *p, const char *path,
-				   __u64 off, bool ret)
+static struct bpf_link *ucx_attach(struct rdma_tracer *t, struct bpf_program *p, int pid,
+				   const char *path, __u64 off, bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 	struct bpf_link *l;
 
 	if (t->nucx_links == RDMA_UCX_LINKS_MAX)
 		return NULL;
-	l = bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, path, (size_t)off, &uo);
+	l = bpf_program__attach_uprobe_opts(p, pid, path, (size_t)off, &uo);
 	if (l)
 		t->ucx_links[t->nucx_links++] = l;
 	return l;
@@ -68,33 +69,38 @@ int rdma_ucx_attach(struct rdma_tracer *t)
 		{ "ucp_tag_send_nbx", t->skel->progs.ucx_tag_send_enter },
 		{ "ucp_am_send_nbx", t->skel->progs.ucx_am_send_enter },
 	};
-	char lib[PATH_MAX];
+	char lib[PATH_MAX], fdp[32];
+	int n = 0, fd, pid = t->pid ? t->pid : -1, e;
 	__u64 off;
-	int n = 0;
 
-	if (rdma_find_exported(t->pid, "ucp_put_nbx", "libucp.so.0", lib, sizeof(lib), &off))
+	if (rdma_find_exported(t->pid, "ucp_put_nbx", "libucp.so.0", lib, sizeof(lib), &off, &fd))
 		return -ENOENT;
+	/* libucp's exported functions, found by their symbols in the file opened here */
+	rdma_fd_path(fd, fdp, sizeof(fdp));
 	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
-		if (elf_find_function(lib, ops[i].sym, &off, NULL))
+		if (elf_find_function(fdp, ops[i].sym, &off, NULL))
 			continue;
 		/* the entry program reads the request parameters */
-		off = uprobe_entry_offset(lib, off, UPROBE_READS_MEMORY | UPROBE_RETURN);
+		off = uprobe_entry_offset(fdp, off, UPROBE_READS_MEMORY | UPROBE_RETURN);
 		/* the return probe first: an entry without it would leave per-thread state */
-		if (ucx_attach(t, t->skel->progs.ucx_op_exit, lib, off, true) &&
-		    ucx_attach(t, ops[i].enter, lib, off, false))
+		if (ucx_attach(t, t->skel->progs.ucx_op_exit, pid, fdp, off, true) &&
+		    ucx_attach(t, ops[i].enter, pid, fdp, off, false))
 			n++;
 	}
-	if (!elf_find_function(lib, "ucp_request_check_status", &off, NULL)) {
-		off = uprobe_entry_offset(lib, off, UPROBE_RETURN); /* reads the request pointer */
-		if (ucx_attach(t, t->skel->progs.ucx_check_exit, lib, off, true))
-			ucx_attach(t, t->skel->progs.ucx_check_enter, lib, off, false);
+	if (!elf_find_function(fdp, "ucp_request_check_status", &off, NULL)) {
+		off = uprobe_entry_offset(fdp, off, UPROBE_RETURN); /* reads the request pointer */
+		if (ucx_attach(t, t->skel->progs.ucx_check_exit, pid, fdp, off, true))
+			ucx_attach(t, t->skel->progs.ucx_check_enter, pid, fdp, off, false);
 	}
+	e = errno;
+	close(fd);
 	if (!n)
-		return -errno ? -errno : -EPERM;
+		return e ? -e : -EPERM;
 	snprintf(t->ucx.lib, sizeof(t->ucx.lib), "%s", lib);
 	read_tls(t->pid, t->ucx.tls, sizeof(t->ucx.tls));
 	t->ucx.ops = n;
-	rdma_note(t, "ucx: %d UCP operations hooked in %s (UCX_TLS: %s)", n, lib, t->ucx.tls);
+	rdma_note(t, "ucx: %d UCP operations hooked in %s (UCX_TLS: %s)", n, rdma_esc(lib),
+		  rdma_esc(t->ucx.tls));
 	return 0;
 }
 
@@ -104,35 +110,46 @@ int rdma_on_ucx_event(void *ctx, void *data, size_t len)
 	const struct ucx_cb_event *e = data;
 	struct rdma_tracer *t = ctx;
 	struct rdma_ucx_cb *cb;
-	char path[PATH_MAX], moved[80];
+	char path[PATH_MAX], moved[80], fdp[32], why[PATH_MAX + 128];
 	__u64 off, probe;
-	int err;
+	int err, fd;
 
 	if (len < sizeof(*e))
 		return 0;
-	err = rdma_addr_to_file((int)e->tgid, e->cb, path, sizeof(path), &off);
+	/* the callback pointer is the process's word: attached to only at a function start
+	 * of the file it lands in, proven from that file, and in that process only (the
+	 * application's own code: it cannot reach another process) */
+	err = rdma_prove_hint((int)e->tgid, e->cb, false, &fd, path, sizeof(path), &off, why,
+			      sizeof(why));
 	if (err) {
-		rdma_note(t, "ucx: callback 0x%llx of pid %u is not in a mapped file: %s",
-			  (unsigned long long)e->cb, e->tgid, strerror(-err));
+		rdma_note(t, "ucx: not attaching the callback 0x%llx of pid %u: %s",
+			  (unsigned long long)e->cb, e->tgid, why);
 		return 0;
 	}
 	for (int i = 0; i < t->ucx.ncb; i++)
-		if (t->ucx.cb[i].offset == off && !strcmp(t->ucx.cb[i].path, path))
+		if (t->ucx.cb[i].offset == off && !strcmp(t->ucx.cb[i].path, path) &&
+		    t->ucx.cb[i].pid == (int)e->tgid) {
+			close(fd);
 			return 0;
+		}
+	rdma_fd_path(fd, fdp, sizeof(fdp));
 	/* its program reads two argument registers only */
-	probe = uprobe_entry_offset(path, off, 0);
+	probe = uprobe_entry_offset(fdp, off, 0);
 	if (t->ucx.ncb == RDMA_UCX_CB_MAX ||
-	    !ucx_attach(t, t->skel->progs.ucx_complete, path, probe, false)) {
-		rdma_note(t, "ucx: cannot attach the completion callback at %s:0x%llx", path,
-			  (unsigned long long)off);
+	    !ucx_attach(t, t->skel->progs.ucx_complete, (int)e->tgid, fdp, probe, false)) {
+		rdma_note(t, "ucx: cannot attach the completion callback at %s:0x%llx",
+			  rdma_esc(path), (unsigned long long)off);
+		close(fd);
 		return 0;
 	}
+	close(fd);
 	cb = &t->ucx.cb[t->ucx.ncb++];
 	snprintf(cb->path, sizeof(cb->path), "%s", path);
 	cb->offset = off;
+	cb->pid = (int)e->tgid;
 	uprobe_moved_note(moved, sizeof(moved), off, probe);
-	rdma_note(t, "ucx: completion callback at %s:0x%llx%s", path, (unsigned long long)off,
-		  moved);
+	rdma_note(t, "ucx: completion callback at %s:0x%llx%s", rdma_esc(path),
+		  (unsigned long long)off, moved);
 	return 0;
 }
 
