@@ -663,3 +663,68 @@ sys.exit(0 if ok else 1)' "$W/ucxex.json" "$trc"
 else
 	tt_fail "ucx_perftest missing (tools/deps.sh installs ucx-utils)"
 fi
+
+# 12. trust model (docs/security.md): a hostile process in its own mount namespace hands
+# the control hooks a forged ops table (post_send mid-instruction in libc, post_recv at
+# malloc, poll_cq in a range only a forged maps line claims: a path over 4 KiB whose tail
+# reads as a mapping of a FIFO). tailtrace attaches nothing outside the provider, opens no
+# FIFO, says why, and a bystander calling those libc functions keeps running. Once with -p
+# (the stand-in's hooks), once host-wide (the system libibverbs' hooks, in every process).
+HOSTILE=$RDMA_DIR/hostile
+hostile_run() { # NAME LIB TAILTRACE_ARGS...
+	local name=$1 lib=$2 hw="$W/$1.tree" fifo="$W/$1.fifo" hp bp wp uprobes
+	shift 2
+	mkdir -p "$hw" && mkfifo "$fifo"
+	# a writer that gets through only if someone opens the FIFO for reading
+	( exec 3>"$fifo"; echo opened >"$W/$name.fifo_opened" ) &
+	wp=$!
+	"$HOSTILE" bystander 6 >"$W/$name.bystander" 2>&1 &
+	bp=$!
+	unshare --mount "$HOSTILE" attack "$hw" "$fifo" "$lib" 6 >"$W/$name.hostile" 2>&1 &
+	hp=$!
+	wait_for "$W/$name.hostile" "hostile ready" || echo "# $name: hostile not ready"
+	local pargs=()
+	[ "$name" = hostile_p ] && pargs=(-p "$hp")
+	"$TAILTRACE" rdma "${pargs[@]}" "$@" -d 3 -j >"$W/$name.json" 2>"$W/$name.err" &
+	TT_PID=$!
+	wait_for "$W/$name.err" "not attaching ops.poll_cq" || echo "# $name: no refusal line"
+	# ground truth from the kernel: where tailtrace's uprobes are (it attaches through the
+	# descriptors it opened, /proc/self/fd/N: resolved through its /proc/PID/fd)
+	uprobes=$(bpftool perf show -j 2>/dev/null | python3 -c '
+import json, os, re, sys
+pid = int(sys.argv[1])
+def real(f):
+    m = re.match(r"/proc/self/fd/(\d+)$", f)
+    return os.path.realpath("/proc/%d/fd/%s" % (pid, m.group(1)) if m else f)
+print("\n".join(sorted({real(e["filename"]) for e in json.load(sys.stdin)
+      if e.get("pid") == pid and "filename" in e})))' "$TT_PID")
+	wait "$TT_PID"; local trc=$?; TT_PID=
+	wait "$hp"; local hrc=$?
+	wait "$bp"; local brc=$?
+	sed 's/^/# /' "$W/$name.hostile" | head -2
+	grep 'not attaching' "$W/$name.err" | sed 's/^/# /'
+	tt_check "$name: the forged maps line formed (the old reader would have taken it)" \
+		grep -q "forged maps line: 10000000-" "$W/$name.hostile"
+	tt_check "$name: tailtrace ran (rc $trc) and refused post_send: not a provider" \
+		sh -c "[ $trc -eq 0 ] && grep -q 'not attaching ops.post_send.*libc.*not a verbs provider library' '$W/$name.err'"
+	tt_check "$name: refused post_recv (a libc function start) and the forged poll_cq" \
+		sh -c "grep -q 'not attaching ops.post_recv.*not a verbs provider library' '$W/$name.err' && grep -q 'not attaching ops.poll_cq = 0x10000800.*not in a file' '$W/$name.err'"
+	tt_check "$name: no data-path probe attached" \
+		sh -c "! grep -Eq '(post_send|post_recv|poll_cq) at ' '$W/$name.err'"
+	echo "# $name: uprobe files: $(echo $uprobes)"
+	tt_check "$name: every uprobe tailtrace held was in the verbs library ($lib)" \
+		sh -c "[ -n '$uprobes' ] && [ -z \"\$(echo '$uprobes' | grep -v '^$(readlink -f "$lib")\$')\" ]"
+	tt_check "$name: the FIFO was never opened" [ ! -e "$W/$name.fifo_opened" ]
+	tt_check "$name: the hostile process and the bystander ran to the end ($hrc, $brc)" \
+		sh -c "[ $hrc -eq 0 ] && [ $brc -eq 0 ] && grep -q 'bystander calls' '$W/$name.bystander'"
+	kill "$wp" 2>/dev/null
+	timeout 1 cat "$fifo" >/dev/null 2>&1
+	wait "$wp" 2>/dev/null
+}
+hostile_run hostile_p "$LIB"
+SYS_VERBS=$(ls /usr/lib/*-linux-gnu/libibverbs.so.1 /usr/lib64/libibverbs.so.1 2>/dev/null | head -1)
+if [ -n "$SYS_VERBS" ]; then
+	hostile_run hostile_host "$SYS_VERBS"
+else
+	tt_skip "host-wide hostile run: no system libibverbs.so.1"
+fi

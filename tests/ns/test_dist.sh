@@ -152,8 +152,8 @@ if command -v systemd-analyze >/dev/null; then
 		grep -q "ProtectSystm" "$work/bad.log"
 	level=$(systemd-analyze security --offline=yes --root="$dest" tailtrace-record.service \
 		2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
-	tt_check "systemd-analyze security: exposure ${level:-?} <= 4.5 (hardened)" \
-		awk -v l="${level:-99}" 'BEGIN { exit !(l <= 4.5) }'
+	tt_check "systemd-analyze security: exposure ${level:-?} <= 3.0 (hardened)" \
+		awk -v l="${level:-99}" 'BEGIN { exit !(l <= 3.0) }'
 else
 	tt_skip "systemd-analyze verify" "systemd-analyze not installed"
 fi

@@ -66,3 +66,10 @@ $(RDMA_APP): tools/rdma/rdma_app.c tools/rdma/standin.h $(RDMA_SI) | $(RDMA_TOOL
 	@echo "  CC       $@"
 	$(Q)$(CC) $(CFLAGS) -Itools/rdma $< -L$(RDMA_TOOL_DIR) -l:libttstandin.so \
 		-Wl,-rpath,'$$ORIGIN' -lpthread -o $@
+
+# the hostile verbs user of test_rdma.sh's trust-model checks (docs/security.md)
+RDMA_HOSTILE := $(RDMA_TOOL_DIR)/hostile
+TOOL_BINS += $(RDMA_HOSTILE)
+$(RDMA_HOSTILE): tools/rdma/hostile.c | $(RDMA_TOOL_DIR)
+	@echo "  CC       $@"
+	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@

@@ -17,6 +17,7 @@
 #include "lib/log.h"
 #include "cmd/options.h"
 #include "rdma/rdma_tracer.h"
+#include "collect/privs.h"
 #include "rdma/rdma_counters.h"
 #include "rdma/rdma_fabric.h"
 #include "rdma/rdma_resolve.h"
@@ -472,6 +473,9 @@ static int rdma_cmd_start(struct rdma_cmd *c)
 	}
 	if (rdma_fabric__open(&c->fabric, c->root, msg, sizeof(msg)))
 		tt_warn("%s: RDMA counters not shown", msg);
+	r = privs_drop(rdma_privs_after_attach(c->t));
+	if (r)
+		tt_warn("cannot drop privileges after attaching: %s", strerror(-r));
 	return -1;
 }
 

@@ -115,6 +115,21 @@ static int attach_pid(const struct rdma_tracer *t, int tgid)
 	return t->host_wide ? -1 : tgid;
 }
 
+/* The name to show for a file of pid: through /proc/PID/root when its root is not ours. */
+static const char *rdma_shown_path(int pid, const char *path, char *out, size_t len)
+{
+	struct stat sa, sb;
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/root", pid);
+	if (pid > 0 && !stat(p, &sa) && !stat("/", &sb) &&
+	    (sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev))
+		snprintf(out, len, "/proc/%d/root%s", pid, path);
+	else
+		snprintf(out, len, "%s", path);
+	return out;
+}
+
 const char *rdma_open_why(int err)
 {
 	switch (err) {
@@ -219,6 +234,7 @@ int rdma_prove_hint(int tgid, __u64 addr, bool provider_only, int *fd, char *pat
 		return err;
 	}
 	*fd = err;
+	rdma_shown_path(tgid, m.path, path, pathlen);
 	rdma_fd_path(*fd, fdp, sizeof(fdp));
 	n = elf_build_id(fdp, id, sizeof(id));
 	for (int i = 0; i < n && i < 20; i++)
@@ -318,7 +334,7 @@ void rdma_resolve_live(struct rdma_tracer *t, const struct rdma_scan_layout *l)
 static void for_each_provider(struct rdma_tracer *t,
 			      void (*fn)(struct rdma_tracer *, int, const char *))
 {
-	char last[PATH_MAX] = "";
+	char last[PATH_MAX] = "", shown[PATH_MAX + 32];
 	struct proc_map m;
 	char *line = NULL;
 	size_t cap = 0;
@@ -339,7 +355,7 @@ static void for_each_provider(struct rdma_tracer *t,
 			rdma_note(t, "not reading %s: %s", rdma_esc(m.path), rdma_open_why(fd));
 			continue;
 		}
-		fn(t, fd, m.path);
+		fn(t, fd, rdma_shown_path(t->pid, m.path, shown, sizeof(shown)));
 		close(fd);
 	}
 	free(line);
@@ -505,7 +521,7 @@ int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 			 strerror(e));
 		return e ? -e : -EPERM;
 	}
-	close(fd);
+	t->ctl_fd = fd;
 	/* the wake-up side of rdma.cq_event: only worth its cost with the call hooked */
 	if (t->ctl[CTL_CQ_EVENT_ENTER] && t->ctl[CTL_CQ_EVENT_EXIT]) {
 		t->waking = bpf_program__attach(t->skel->progs.rdma_waking);

@@ -3,6 +3,7 @@
  * runs the poll-side sampling window and closes everything. Finding and attaching the data
  * path is in rdma_attach.c, reading the maps in rdma_read.c. */
 #include <errno.h>
+#include <linux/capability.h>
 #include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -228,6 +229,8 @@ void rdma_tracer__close(struct rdma_tracer *t)
 	}
 	for (size_t i = 0; i < t->ntgt; i++)
 		close(t->tgt[i].fd);
+	if (t->ctl_fd > 0)
+		close(t->ctl_fd);
 	for (int h = 0; h < CTL__MAX; h++)
 		bpf_link__destroy(t->ctl[h]);
 	bpf_link__destroy(t->waking);
@@ -238,4 +241,17 @@ void rdma_tracer__close(struct rdma_tracer *t)
 	free(t->for_read.v);
 	free(t->for_collect.v);
 	free(t);
+}
+
+__u64 rdma_privs_after_attach(const struct rdma_tracer *t)
+{
+	__u64 keep = 1ull << CAP_PERFMON | 1ull << CAP_BPF | 1ull << CAP_SYS_PTRACE;
+
+	if (!t->pid)
+		keep |= 1ull << CAP_DAC_READ_SEARCH;
+	/* measured on Linux 6.18: the uprobe on a UCX completion callback in the application's
+	 * executable gets EACCES from perf_event_open without it (docs/security.md) */
+	if (t->ucx.ops)
+		keep |= 1ull << CAP_SYS_ADMIN;
+	return keep;
 }

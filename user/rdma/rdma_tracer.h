@@ -114,6 +114,12 @@ const struct rdma_ucx_info *rdma_tracer__ucx(const struct rdma_tracer *t);
 double rdma_tracer__poll_duty(const struct rdma_tracer *t);
 /* false once the traced process is gone (always true without -p). */
 bool rdma_tracer__target_alive(const struct rdma_tracer *t);
+/* The capabilities (PRIV_BIT(CAP_*) ORed) a tracer still needs once attached, to attach to
+ * what appears later: perf_event_open of a uprobe (CAP_PERFMON), bpf() for every map read
+ * and link (CAP_BPF), another process's maps, memory and root (CAP_SYS_PTRACE) and, without
+ * -p, the libraries of processes of any user (CAP_DAC_READ_SEARCH). CAP_SYS_ADMIN only while
+ * UCX completion callbacks may still be attached. */
+__u64 rdma_privs_after_attach(const struct rdma_tracer *t);
 /* Detaches everything. */
 void rdma_tracer__close(struct rdma_tracer *t);
 

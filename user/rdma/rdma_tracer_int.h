@@ -48,6 +48,7 @@ struct rdma_tracer {
 	struct bpf_link *entry[RDMA_TARGETS_MAX], *ret[RDMA_TARGETS_MAX];
 	size_t ntgt;
 	struct bpf_link *ctl[CTL__MAX];
+	int ctl_fd; /* the verbs library the control hooks are in, as opened and checked */
 	struct bpf_link *waking;
 	__u64 t0_ns;
 	bool window_open;

@@ -137,8 +137,8 @@ int rdma_on_ucx_event(void *ctx, void *data, size_t len)
 	probe = uprobe_entry_offset(fdp, off, 0);
 	if (t->ucx.ncb == RDMA_UCX_CB_MAX ||
 	    !ucx_attach(t, t->skel->progs.ucx_complete, (int)e->tgid, fdp, probe, false)) {
-		rdma_note(t, "ucx: cannot attach the completion callback at %s:0x%llx",
-			  rdma_esc(path), (unsigned long long)off);
+		rdma_note(t, "ucx: cannot attach the completion callback at %s:0x%llx: %s",
+			  rdma_esc(path), (unsigned long long)off, strerror(errno));
 		close(fd);
 		return 0;
 	}
