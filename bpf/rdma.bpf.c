@@ -126,7 +126,7 @@ static __always_inline __u32 rd_u32(__u64 base, __u32 off)
 static __always_inline void hist_put(const struct rdma_hist_key *k, __u64 v)
 {
 	struct hist *h = bpf_map_lookup_elem(&hists, k);
-	__u32 slot;
+	__u64 slot;
 	int err;
 
 	if (!h) {
@@ -140,8 +140,14 @@ static __always_inline void hist_put(const struct rdma_hist_key *k, __u64 v)
 			return;
 	}
 	slot = hist_slot(v);
+	/* widened before the bound check: verifiers before 6.3 lose a check made on a
+	 * zero-extended copy that the index does not use */
+	barrier_var(slot);
 	if (slot >= HIST_SLOTS)
 		return;
+	/* an add the compiler knows to be of 0 becomes an atomic OR, which kernels before
+	 * 5.12 do not have */
+	barrier_var(v);
 	/* shared by every CPU */
 	__sync_fetch_and_add(&h->slots[slot], 1);
 	__sync_fetch_and_add(&h->count, 1);

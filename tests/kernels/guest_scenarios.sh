@@ -12,7 +12,7 @@
 #     sockperf   sockperf ping-pong, explain --role client (count, p50/p99)
 #     stream     loadgen streamed responses, explain --role client (count, TTFT)
 #     commands   hist and record (then report) at once over loadgen requests (send count,
-#                request count)
+#                request count); rdma loads
 #     cpuhog     bursts of CPU hogs on the server's CPU, explain (verdict compute)
 #     congestion a 20 Mbit/s tbf on the server's egress with bulk bursts (verdict congestion)
 set -u
@@ -136,11 +136,16 @@ sc_commands() {
 	bg_stop
 	"$T" report "$W/rec" -j >"$W/report.json" 2>"$W/report.err"
 	echo "# report exit $?"
+	# the RDMA object loads (no verbs process runs here: nothing to time)
+	"$T" rdma -d 1 -j >"$W/rdma.json" 2>"$W/rdma.err"
+	echo "# rdma exit $?"
 	emit commands.hist "$W/hist.json"
 	emit commands.hist.err "$W/hist.err"
 	emit commands.report "$W/report.json"
 	emit commands.report.err "$W/report.err"
 	emit commands.loadgen "$W/commands.lg.json"
+	emit commands.rdma "$W/rdma.json"
+	emit commands.rdma.err "$W/rdma.err"
 }
 
 sc_stream() {

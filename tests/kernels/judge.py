@@ -13,7 +13,7 @@ generator's own quantiles half a percentile either side, widened by 10 %); a str
 between the server's prefill and the client's own (which ends later, at its read). sockperf: count
 within 1 % of its messages, p50/p99 within 10 % of twice its half-round-trip percentiles.
 commands: hist's send count (both ends) within 2 % of the generator's, its receive-side
-stages sampled, and record + report's request count within 1 %. cpuhog/congestion: the
+stages sampled, record + report's request count within 1 %, and rdma loads. cpuhog/congestion: the
 verdict's class."""
 import json
 import math
@@ -158,6 +158,10 @@ def judge_commands():
     empty = [n for n in ("tx.ack", "rx.stack", "rx.sockq", "tcp.rtt") if not counts.get(n)]
     check(not empty, "hist: tx.ack, rx.stack, rx.sockq, tcp.rtt sampled" +
           (f" (none for {', '.join(empty)})" if empty else ""))
+    rdma = load("commands.rdma")
+    if rdma is not None:
+        check("error" not in rdma, "rdma loads and runs" +
+              (f" ({rdma['error']})" if "error" in rdma else ""))
     if rep:
         n = rep["attribution"]["requests"]
         check(within(n, want, 0.01),
