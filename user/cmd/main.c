@@ -174,6 +174,8 @@ static const struct tt_cmd cmds[] = {
 	  "  --rdma-probe SPEC     [ROLE=]LIB:SYMBOL or ROLE=LIB:0xOFFSET (file offset);\n"
 	  "                        ROLE is post_send, post_recv or poll_cq (repeatable)\n"
 	  "  --rdma-full           trace every poll call (more overhead, no sampling bias)\n"
+	  "  --rdma-host-wide      data-path probes in every process mapping the provider, not\n"
+	  "                        only the traced ones (docs/security.md: read its warning)\n"
 	  "  --sysfs-root DIR      read counters from DIR/sys/class/infiniband and\n"
 	  "                        DIR/ethtool/<netdev> instead of the live system\n"
 	  "  --debug-dir DIR       debug files by build-id under DIR/.build-id/\n"

@@ -115,15 +115,15 @@ static int attach_pid(const struct rdma_tracer *t, int tgid)
 	return t->host_wide ? -1 : tgid;
 }
 
-/* The name to show for a file of pid: through /proc/PID/root when its root is not ours. */
+/* The name to show for a file of pid: through /proc/PID/root when it lives in another
+ * mount namespace (a container), where the bare path would name another file here. */
 static const char *rdma_shown_path(int pid, const char *path, char *out, size_t len)
 {
 	struct stat sa, sb;
 	char p[64];
 
-	snprintf(p, sizeof(p), "/proc/%d/root", pid);
-	if (pid > 0 && !stat(p, &sa) && !stat("/", &sb) &&
-	    (sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev))
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", pid);
+	if (pid > 0 && !stat(p, &sa) && !stat("/proc/self/ns/mnt", &sb) && sa.st_ino != sb.st_ino)
 		snprintf(out, len, "/proc/%d/root%s", pid, path);
 	else
 		snprintf(out, len, "%s", path);
