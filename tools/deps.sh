@@ -17,6 +17,8 @@ pkgs=(
 	# older kernels in qemu guests (tools/kernels): the emulator, the guest's userland, the
 	# initramfs, and the tools that unpack Debian's kernel packages and their modules
 	qemu-system-x86 busybox-static cpio kmod zstd debian-archive-keyring
+	# the kernel matrix's third-party ping-pong client and server
+	sockperf
 )
 missing=()
 for p in "${pkgs[@]}"; do

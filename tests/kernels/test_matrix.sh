@@ -16,6 +16,8 @@ tt_require_root
 for b in "$TAILTRACE" "$LOADGEN"; do
 	[ -x "$b" ] || { tt_fail "$(basename "$b") not built ($b)"; exit 1; }
 done
+IBVERBS=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/libibverbs.so.1
+[ -e "$IBVERBS" ] || { tt_fail "libibverbs not installed ($IBVERBS)"; exit 1; }
 for t in qemu-system-x86_64 sockperf python3; do
 	command -v $t >/dev/null || { tt_skip "$(basename "$0")" "$t missing"; exit 0; }
 done
@@ -33,8 +35,10 @@ guest_run() {
 	shift 2
 	local env=() out="$log/$label.log" rc
 	[ -n "${FEEDS:-}" ] && env=(--env "TAILTRACE_AVOID_FEEDS=$FEEDS")
-	"$RUN" -q --timeout 900 --add "$(command -v sockperf)" "${env[@]}" "$k" "$GUEST" "$@" \
-		>"$out" 2>&1
+	# sockperf, and libibverbs for `rdma` (it looks for the library the host's processes
+	# would load; no verbs process runs in the guest)
+	"$RUN" -q --timeout 900 --add "$(command -v sockperf)" --add "$IBVERBS" \
+		--add "$(readlink -f "$IBVERBS")" "${env[@]}" "$k" "$GUEST" "$@" >"$out" 2>&1
 	rc=$?
 	grep '^# ' "$out"
 	if [ $rc -ne 0 ]; then

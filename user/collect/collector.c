@@ -530,6 +530,16 @@ error:
 	return r;
 }
 
+int collector__read_check(void *ctx)
+{
+	const struct collector *c = ctx;
+	__u32 zero = 0;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.counters), &zero, c->stage_buf))
+		return 0;
+	return -errno;
+}
+
 int collector__unavailable(const struct collector *c, enum tt_stage *stages, const char **why,
 			   int max)
 {

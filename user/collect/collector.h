@@ -23,6 +23,9 @@ enum collector_feature {
 int collector__open(struct collector **out, const struct tt_opts *o, unsigned int features,
 		    char *err, size_t errlen, bool *usage);
 /* Stages this kernel could not feed, with the reason, for one stderr line each. */
+/* One map read through an open fd: 0, or -errno (EPERM where the kernel wants CAP_BPF for
+ * it). The ctx is the collector. */
+int collector__read_check(void *ctx);
 int collector__unavailable(const struct collector *c, enum tt_stage *stages, const char **why,
 			   int max);
 

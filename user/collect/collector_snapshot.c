@@ -169,8 +169,17 @@ static int collect_hash_hists(struct collector *c, struct snapshot *s, size_t *n
 		prev = &key;
 	}
 	for (size_t i = 0; i < nkeys; i++) {
-		/* read and delete atomically: nothing counted between the two is lost */
-		if (bpf_map_lookup_and_delete_elem(hfd, &keys[i], c->percpu_buf))
+		/* read and delete atomically: nothing counted between the two is lost. Before
+		 * 5.14 a hash map cannot: read, then delete (a sample that lands between the
+		 * two is lost) */
+		if (!c->no_lookup_delete &&
+		    bpf_map_lookup_and_delete_elem(hfd, &keys[i], c->percpu_buf)) {
+			if (errno == ENOENT)
+				continue;
+			c->no_lookup_delete = true;
+		}
+		if (c->no_lookup_delete && (bpf_map_lookup_elem(hfd, &keys[i], c->percpu_buf) ||
+					    bpf_map_delete_elem(hfd, &keys[i])))
 			continue;
 		c->user_deleted++;
 		memset(&merged, 0, sizeof(merged));

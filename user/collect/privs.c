@@ -138,3 +138,25 @@ int privs_drop_to(__u64 keep)
 	}
 	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
+
+/* Whether `probe` succeeds with the capabilities in `caps` out of the effective set: they
+ * stay permitted, and come back into the effective set before returning. */
+bool privs_enough_without(__u64 caps, int (*probe)(void *ctx), void *ctx)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 }, saved[2];
+	bool ok;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	memcpy(saved, data, sizeof(saved));
+	for (int i = 0; i < 2; i++)
+		data[i].effective &= ~(__u32)(caps >> (32 * i));
+	if (syscall(SYS_capset, &hdr, data))
+		return false;
+	ok = probe(ctx) == 0;
+	hdr.pid = 0;
+	if (syscall(SYS_capset, &hdr, saved))
+		tt_warn("cannot restore capabilities: %s", strerror(errno));
+	return ok;
+}

@@ -22,5 +22,8 @@ int privs_drop(__u64 keep);
 /* The same, keeping exactly `keep` (no CAP_SYS_NICE for a watchdog): for a process that
  * never changes its priority. */
 int privs_drop_to(__u64 keep);
+/* Whether `probe` returns 0 with the capabilities `caps` out of the effective set (they are
+ * put back before returning): tells what a kernel checks after attach. */
+bool privs_enough_without(__u64 caps, int (*probe)(void *ctx), void *ctx);
 
 #endif

@@ -96,11 +96,24 @@ static __u64 privs_to_keep(const struct session *s)
 	       PRIV_BIT(CAP_DAC_READ_SEARCH) | PRIV_BIT(CAP_SYS_ADMIN);
 }
 
+/* Kernels before 6.5 check CAP_BPF (or CAP_SYS_ADMIN) on every bpf() call while
+ * kernel.unprivileged_bpf_disabled is set, map reads on an open fd included: there the
+ * drop keeps CAP_BPF, or no histogram could be read after attach. Tried, not guessed. */
+static __u64 bpf_reads_need(struct session *s)
+{
+	if (privs_enough_without(PRIV_BIT(CAP_BPF) | PRIV_BIT(CAP_SYS_ADMIN),
+				 collector__read_check, s->coll))
+		return 0;
+	if (log_verbose())
+		fprintf(stderr, "this kernel checks CAP_BPF on map reads: kept after attach\n");
+	return PRIV_BIT(CAP_BPF);
+}
+
 int session_settle(struct session *s)
 {
 	unsigned int nfds;
 	const int *fds;
-	int r = privs_drop(privs_to_keep(s));
+	int r = privs_drop(privs_to_keep(s) | bpf_reads_need(s));
 
 	if (r)
 		tt_warn("cannot drop privileges after attaching: %s", strerror(-r));
