@@ -237,8 +237,8 @@ static __always_inline bool comm_matches(const char *comm)
 	return true;
 }
 
-/* Called in process context (send/recv; `btf`: sk is a typed pointer): records the owner and applies the pid, comm and
- * cgroup filters once. Returns the flow when it is traced. */
+/* Called in process context (send/recv; `btf`: sk is a typed pointer): records the owner and
+ * applies the pid, comm and cgroup filters once. Returns the flow when it is traced. */
 static __always_inline struct flow *flow_owner(struct sock *sk, bool btf)
 {
 	struct flow *f = flow_get(sk, true);

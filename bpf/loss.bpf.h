@@ -109,8 +109,8 @@ int BPF_PROG(tt_tcp_retransmit_synack, struct sock *sk, struct request_sock *req
 
 /* `has_reason`: the kernel gives drop reasons (5.17+); without them a drop is counted, but
  * no drop can be told to be a queue's */
-static __always_inline void handle_kfree_skb(struct sk_buff *skb, __u32 reason,
-					     struct sock *rx_sk, bool has_reason)
+static __always_inline void handle_kfree_skb(struct sk_buff *skb, __u32 reason, struct sock *rx_sk,
+					     bool has_reason)
 {
 	struct pkt_stamp st = {};
 	struct flow *f;
@@ -167,8 +167,7 @@ int BPF_PROG(tt_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_re
 
 /* 5.17 - 6.11: a reason, no receiving socket */
 SEC("tp_btf/kfree_skb")
-int BPF_PROG(tt_kfree_skb_reason, struct sk_buff *skb, void *location,
-	     enum skb_drop_reason reason)
+int BPF_PROG(tt_kfree_skb_reason, struct sk_buff *skb, void *location, enum skb_drop_reason reason)
 {
 	handle_kfree_skb(skb, reason, NULL, true);
 	return 0;

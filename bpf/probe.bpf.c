@@ -12,7 +12,8 @@
 /* weak: a kernel without them (before 6.2 and 6.15) still loads every other probe; the
  * sockops probe then fails to load, which is what it reports */
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
-extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops, __u64 flags) __ksym __weak;
+extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops,
+					 __u64 flags) __ksym __weak;
 
 const volatile __u16 targ_port = 0; /* the probe's own loopback connection */
 

@@ -177,8 +177,8 @@ static __always_inline void handle_data_ready(struct sock *sk, bool btf)
 	 * queue), data after this side's FIN. The request logic gets it from here, at the
 	 * time it is queued. */
 	if (targ_requests && (!f->rx_probed || (__s32)(nxt - f->rx_probed) > 0)) {
-		__u32 bytes = f->rx_probed ? nxt - f->rx_probed
-					   : (__u32)TT_READ(btf, tp, bytes_received);
+		__u32 bytes =
+			f->rx_probed ? nxt - f->rx_probed : (__u32)TT_READ(btf, tp, bytes_received);
 		__u64 t;
 
 		/* a FIN taken here is in rcv_nxt, and is no data */
@@ -278,8 +278,8 @@ int BPF_PROG(tt_tcp_recvmsg_fexit, struct sock *sk, struct msghdr *msg, size_t l
 }
 
 SEC("fexit/tcp_recvmsg")
-int BPF_PROG(tt_tcp_recvmsg_fexit_nb, struct sock *sk, struct msghdr *msg, size_t len,
-	     int nonblock, int flags, int *addr_len, int ret)
+int BPF_PROG(tt_tcp_recvmsg_fexit_nb, struct sock *sk, struct msghdr *msg, size_t len, int nonblock,
+	     int flags, int *addr_len, int ret)
 {
 	handle_recv(sk, ret, flags, true);
 	return 0;

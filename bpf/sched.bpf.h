@@ -125,7 +125,7 @@ static __always_inline bool thread_mark(__u32 tid, __u64 now, struct sched_mark 
 }
 
 static __always_inline void handle_switch(bool preempt, struct task_struct *prev,
-					 struct task_struct *next, unsigned int prev_state)
+					  struct task_struct *next, unsigned int prev_state)
 {
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
 	bool prev_maybe = thread_maybe_tracked(thread_bucket(prev_tid));
@@ -180,8 +180,8 @@ int BPF_PROG(tt_sched_switch_nostate, bool preempt, struct task_struct *prev,
 		if (bpf_core_field_exists(prev->__state))
 			state = BPF_CORE_READ(prev, __state);
 		else
-			state = (unsigned int)BPF_CORE_READ(
-				(struct task_struct___pre514 *)prev, state);
+			state = (unsigned int)BPF_CORE_READ((struct task_struct___pre514 *)prev,
+							    state);
 	}
 	handle_switch(preempt, prev, next, state);
 	return 0;

@@ -23,7 +23,9 @@ static void test_controls_escaped(void **state)
 
 	(void)state;
 	/* a terminal title change, a cursor move, a forged second line, DEL, a backslash */
-	tt_escape(out, sizeof(out), "a\x1b]0;pwned\x07" "b\x1b[2Jc\nrdma: fake\rd\x7f\\");
+	tt_escape(out, sizeof(out),
+		  "a\x1b]0;pwned\x07"
+		  "b\x1b[2Jc\nrdma: fake\rd\x7f\\");
 	assert_string_equal(out, "a\\x1b]0;pwned\\x07b\\x1b[2Jc\\x0ardma: fake\\x0dd\\x7f\\x5c");
 	assert_null(strpbrk(out, "\x1b\x07\n\r\x7f"));
 }

@@ -139,8 +139,7 @@ static void test_self_function_start(void **state)
 
 	(void)state;
 	assert_int_equal(proof_target(2), 7);
-	assert_int_equal(
-		rdma_addr_to_file(getpid(), (__u64)(uintptr_t)&proof_target, &m, &off), 0);
+	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)&proof_target, &m, &off), 0);
 	fd = rdma_map_open(getpid(), &m);
 	assert_true(fd >= 0);
 	rdma_fd_path(fd, fdp, sizeof(fdp));

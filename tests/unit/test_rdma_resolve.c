@@ -168,8 +168,8 @@ static void test_self_symbol_matches_mapping(void **state)
 	assert_int_equal(resolve_target(1), 4);
 	assert_int_equal(elf_find_function(exe, "resolve_target", &sym_off, &from_symtab), 0);
 	assert_true(from_symtab);
-	assert_int_equal(rdma_addr_to_file(getpid(), (__u64)(uintptr_t)&resolve_target, &m, &map_off),
-			 0);
+	assert_int_equal(
+		rdma_addr_to_file(getpid(), (__u64)(uintptr_t)&resolve_target, &m, &map_off), 0);
 	assert_string_equal(m.path, exe);
 	assert_int_equal(map_off, sym_off);
 	assert_int_equal(elf_has_symtab(exe), 1);

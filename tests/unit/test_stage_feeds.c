@@ -82,7 +82,8 @@ static void caps_all(struct kernel_caps *c)
 			assert_true(c->ntps < CAPS_MAX_TPS);
 			if (!seen)
 				c->tps[c->ntps++] = (struct tp_need){ r->target, true, true, 4 };
-		} else if (r->kind != FEED_SOCKOPS && r->kind != FEED_UPROBE && r->kind != FEED_RUN) {
+		} else if (r->kind != FEED_SOCKOPS && r->kind != FEED_UPROBE &&
+			   r->kind != FEED_RUN) {
 			for (int j = 0; j < c->nfns; j++)
 				seen |= !strcmp(c->fns[j].name, r->target);
 			assert_true(c->nfns < CAPS_MAX_FNS);
@@ -94,7 +95,7 @@ static void caps_all(struct kernel_caps *c)
 	for (int j = 0; j < c->nfns; j++) {
 		const char *n = c->fns[j].name;
 
-		c->fns[j].nargs = !strcmp(n, "tcp_recvmsg")	     ? 5
+		c->fns[j].nargs = !strcmp(n, "tcp_recvmsg")          ? 5
 				  : !strcmp(n, "tcp_sendmsg_locked") ? 3
 				  : !strcmp(n, "tcp_data_ready")     ? 1
 								     : 2;
@@ -424,8 +425,9 @@ static void test_uprobe_missing(void **state)
 /* Where every tracepoint is there, the other kinds change nothing. */
 static void test_other_kinds_irrelevant(void **state)
 {
-	static const enum probe_kind others[] = { PK_RAW_TP, PK_TRACEPOINT, PK_KPROBE, PK_FENTRY,
-						  PK_SOCKOPS_TSTAMP, PK_TC, PK_XDP };
+	static const enum probe_kind others[] = { PK_RAW_TP, PK_TRACEPOINT,     PK_KPROBE,
+						  PK_FENTRY, PK_SOCKOPS_TSTAMP, PK_TC,
+						  PK_XDP };
 
 	(void)state;
 	caps_all(&caps);

@@ -164,8 +164,7 @@ static void print_text(const struct kernel_caps *c, const struct rdma_support *r
 	for (int f = 0; f < PFEAT__MAX; f++)
 		printf("  %-28s %s\n", feature_names[f], c->feat[f] ? "yes" : "no");
 	printf("  %-28s %s, %s\n", "bpf_rdonly_cast", c->kfunc_rdonly_cast ? "yes" : "no",
-	       c->compat ? "compat object (header reads are probe reads)"
-			 : "object with kfuncs");
+	       c->compat ? "compat object (header reads are probe reads)" : "object with kfuncs");
 	printf("\nevents (the feed chosen for each, cheapest first: tp_btf, fentry, kprobe):\n");
 	for (int i = 0; i < FEED_ROWS; i++) {
 		const struct feed_row *r = &feed_rows()[i];

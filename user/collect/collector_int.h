@@ -67,8 +67,8 @@ struct collector {
 	struct hist_key *place_keys; /* place of each place_hists slot handed out */
 	struct hist *place_prev;     /* ... and its cumulative sums at the last snapshot */
 	__u32 nplaces, place_max;
-	__u64 places_checked_ns; /* CLOCK_MONOTONIC of the last slot assignment pass */
-	__u64 flows_swept_ns;    /* ... of the last tt_flow_sweep run */
+	__u64 places_checked_ns;   /* CLOCK_MONOTONIC of the last slot assignment pass */
+	__u64 flows_swept_ns;      /* ... of the last tt_flow_sweep run */
 	struct bpf_program *sweep; /* tt_flow_sweep, or tt_flow_sweep_keys before 5.13 */
 	bool no_lookup_delete;     /* hash maps cannot be read and deleted at once (< 5.14) */
 	__u64 *sweep_keys;         /* the latter's key buffer (SWEEP_KEYS_MAX) */

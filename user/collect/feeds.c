@@ -15,9 +15,10 @@
 static const struct feed_row rows[FEED_ROWS] = { TT_PROGRAM_CATALOGUE(FEED_ROW) };
 
 static const char *const feed_kind_names[FEED__MAX] = {
-	[FEED_TP_BTF] = "tp_btf",	[FEED_FENTRY] = "fentry",   [FEED_FEXIT] = "fexit",
-	[FEED_KPROBE] = "kprobe",	[FEED_KRETPROBE] = "kretprobe", [FEED_SOCKOPS] = "sockops",
-	[FEED_UPROBE] = "uprobe",	[FEED_RUN] = "run",
+	[FEED_TP_BTF] = "tp_btf",       [FEED_FENTRY] = "fentry",
+	[FEED_FEXIT] = "fexit",         [FEED_KPROBE] = "kprobe",
+	[FEED_KRETPROBE] = "kretprobe", [FEED_SOCKOPS] = "sockops",
+	[FEED_UPROBE] = "uprobe",       [FEED_RUN] = "run",
 };
 
 const struct feed_row *feed_rows(void)
@@ -311,8 +312,8 @@ void stage_feed_of(const struct kernel_caps *c, enum tt_stage s, struct stage_fe
 			return;
 		}
 		if (off < sizeof(out->feeds))
-			off += (size_t)snprintf(out->feeds + off, sizeof(out->feeds) - off,
-						"%s%s", off ? ", " : "", desc);
+			off += (size_t)snprintf(out->feeds + off, sizeof(out->feeds) - off, "%s%s",
+						off ? ", " : "", desc);
 	}
 	out->available = true;
 }

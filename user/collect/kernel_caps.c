@@ -453,8 +453,8 @@ static bool probe_feature(enum probe_feature f)
 
 	if (!skel)
 		return false;
-	set_only(skel, f == PFEAT_SK_COOKIE ? skel->progs.feat_sk_cookie
-					    : skel->progs.feat_for_each);
+	set_only(skel,
+		 f == PFEAT_SK_COOKIE ? skel->progs.feat_sk_cookie : skel->progs.feat_for_each);
 	ok = !probe_bpf__load(skel);
 	probe_bpf__destroy(skel);
 	return ok;
@@ -502,7 +502,8 @@ int kernel_caps_probe(struct kernel_caps *c)
 		c->fns[i].name = fns[i];
 		find_fn(btf, &c->fns[i]);
 	}
-	c->kfunc_rdonly_cast = btf && btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	c->kfunc_rdonly_cast =
+		btf && btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	btf__free(btf);
 	for (int k = 0; k < PK__MAX; k++)
 		probe_one(c, k);

@@ -54,8 +54,8 @@ struct kernel_caps {
 	struct hook_result kinds[PK__MAX];
 	bool tstamp_cb[PT__MAX]; /* which TX timestamping callbacks fired */
 	bool feat[PFEAT__MAX];   /* helpers the verifier accepts (probe.bpf.h) */
-	bool kfunc_rdonly_cast; /* bpf_rdonly_cast in BTF (6.2+): the object with kfuncs loads */
-	bool compat;            /* the object without kfuncs is loaded (see above) */
+	bool kfunc_rdonly_cast;  /* bpf_rdonly_cast in BTF (6.2+): the object with kfuncs loads */
+	bool compat;             /* the object without kfuncs is loaded (see above) */
 	struct tp_need tps[CAPS_MAX_TPS];
 	int ntps;
 	struct fn_need fns[CAPS_MAX_FNS];

@@ -101,8 +101,8 @@ static __u64 privs_to_keep(const struct session *s)
  * drop keeps CAP_BPF, or no histogram could be read after attach. Tried, not guessed. */
 static __u64 bpf_reads_need(struct session *s)
 {
-	if (privs_enough_without(PRIV_BIT(CAP_BPF) | PRIV_BIT(CAP_SYS_ADMIN),
-				 collector__read_check, s->coll))
+	if (privs_enough_without(PRIV_BIT(CAP_BPF) | PRIV_BIT(CAP_SYS_ADMIN), collector__read_check,
+				 s->coll))
 		return 0;
 	if (log_verbose())
 		fprintf(stderr, "this kernel checks CAP_BPF on map reads: kept after attach\n");

@@ -75,7 +75,8 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 		return 0;
 	}
 	rdma_fd_path(g->fd, fdp, sizeof(fdp));
-	t->ret[i] = attach_at(fn_prog(t, RDMA_FN_POLL_CQ, true), g->pid, fdp, g->probe_offset, true);
+	t->ret[i] =
+		attach_at(fn_prog(t, RDMA_FN_POLL_CQ, true), g->pid, fdp, g->probe_offset, true);
 	if (!t->ret[i]) {
 		/* the process exited: its target stays, detached */
 		if (errno == ESRCH) {
@@ -203,7 +204,8 @@ static int add_target(struct rdma_tracer *t, int fn, int fd, const char *path, _
 	t->ntgt++;
 	uprobe_moved_note(moved, sizeof(moved), off, g->probe_offset);
 	rdma_note(t, "%s at %s:0x%llx (%s)%s%s%s", rdma_fn_name(fn), rdma_esc(path),
-		  (unsigned long long)off, how, fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "",
+		  (unsigned long long)off, how,
+		  fn == RDMA_FN_POLL_CQ && !t->full ? ", sampled" : "",
 		  pid == -1 ? ", every process" : "", moved);
 	return 0;
 }
@@ -383,13 +385,13 @@ static void by_debuginfo(struct rdma_tracer *t, int fd, const char *path)
 				continue;
 			snprintf(sym, sizeof(sym), "%s_%s", provider_prefixes[p], rdma_fn_name(fn));
 			if (!rdma_debug_find(d, sym, &off) &&
-			    !add_target(t, fn, fd, path, off, rdma_debug_how(d), attach_pid(t, t->pid)))
+			    !add_target(t, fn, fd, path, off, rdma_debug_how(d),
+					attach_pid(t, t->pid)))
 				found++;
 		}
 	}
 	rdma_note(t, "symbols of %s from %s: %d data-path function%s", rdma_esc(path),
-		  rdma_debug_source(d),
-		  found, found == 1 ? "" : "s");
+		  rdma_debug_source(d), found, found == 1 ? "" : "s");
 	rdma_debug_close(d);
 }
 
@@ -490,8 +492,8 @@ int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 	__u64 off;
 	int n = 0, fd;
 
-	if (rdma_find_exported(t->pid, "ibv_open_device", "libibverbs.so.1", lib, sizeof(lib),
-			       &off, &fd)) {
+	if (rdma_find_exported(t->pid, "ibv_open_device", "libibverbs.so.1", lib, sizeof(lib), &off,
+			       &fd)) {
 		snprintf(err, errlen,
 			 t->pid ? "pid %d maps no verbs library (nothing exports ibv_open_device);"
 				  " give --rdma-probe LIB:SYMBOL|ROLE=LIB:0xOFFSET"

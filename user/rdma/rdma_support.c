@@ -24,8 +24,8 @@ void rdma_support_probe(const char *root, struct rdma_support *s)
 
 	memset(s, 0, sizeof(*s));
 	s->verbs_header = true;
-	if (!rdma_find_library(0, "libibverbs.so.1", s->libibverbs_path,
-			       sizeof(s->libibverbs_path), &fd)) {
+	if (!rdma_find_library(0, "libibverbs.so.1", s->libibverbs_path, sizeof(s->libibverbs_path),
+			       &fd)) {
 		s->libibverbs = true;
 		s->libibverbs_exports =
 			!elf_find_function(s->libibverbs_path, "ibv_open_device", &off, NULL);

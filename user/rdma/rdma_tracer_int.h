@@ -42,7 +42,7 @@ struct rdma_tracer {
 	const char *debug_dir; /* --debug-dir, or the default debug root */
 	bool debug_dir_given;
 	bool full;
-	bool host_wide; /* --rdma-host-wide: data-path probes in every process */
+	bool host_wide;                 /* --rdma-host-wide: data-path probes in every process */
 	bool explicit_fn[RDMA_FN__MAX]; /* --rdma-probe given for this function */
 	struct rdma_target tgt[RDMA_TARGETS_MAX];
 	struct bpf_link *entry[RDMA_TARGETS_MAX], *ret[RDMA_TARGETS_MAX];
