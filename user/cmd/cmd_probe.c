@@ -42,16 +42,10 @@ static const char *const feature_names[PFEAT__MAX] = {
 	[PFEAT_FOR_EACH] = "bpf_for_each_map_elem",
 };
 
-static bool first_of_event(int i)
-{
-	for (int j = 0; j < i; j++)
-		if (!strcmp(feed_rows()[j].event, feed_rows()[i].event))
-			return false;
-	return true;
-}
-
 static void print_json(const struct kernel_caps *c, const struct rdma_support *rs)
 {
+	const char *events[FEED_ROWS];
+	int nev;
 	struct json_writer w;
 	struct stage_feed feed;
 
@@ -97,16 +91,13 @@ static void print_json(const struct kernel_caps *c, const struct rdma_support *r
 	jw_object_end(&w);
 	jw_string(&w, "object", c->compat ? "compat" : "kfuncs");
 	jw_array_begin(&w, "events");
-	for (int i = 0; i < FEED_ROWS; i++) {
-		const struct feed_row *r = &feed_rows()[i];
+	nev = feed_events(events, FEED_ROWS);
+	for (int i = 0; i < nev; i++) {
 		char desc[256];
-		bool ok;
+		bool ok = feed_event(c, events[i], desc, sizeof(desc));
 
-		if (!first_of_event(i))
-			continue;
-		ok = feed_event(c, r->event, desc, sizeof(desc));
 		jw_object_begin(&w, NULL);
-		jw_string(&w, "event", r->event);
+		jw_string(&w, "event", events[i]);
 		jw_bool(&w, "available", ok);
 		if (ok) {
 			jw_string(&w, "feed", desc);
@@ -141,6 +132,8 @@ static void print_json(const struct kernel_caps *c, const struct rdma_support *r
 
 static void print_text(const struct kernel_caps *c, const struct rdma_support *rs)
 {
+	const char *events[FEED_ROWS];
+	int nev;
 	struct stage_feed feed;
 
 	printf("kernel      %s\n", c->release);
@@ -166,15 +159,12 @@ static void print_text(const struct kernel_caps *c, const struct rdma_support *r
 	printf("  %-28s %s, %s\n", "bpf_rdonly_cast", c->kfunc_rdonly_cast ? "yes" : "no",
 	       c->compat ? "compat object (header reads are probe reads)" : "object with kfuncs");
 	printf("\nevents (the feed chosen for each, cheapest first: tp_btf, fentry, kprobe):\n");
-	for (int i = 0; i < FEED_ROWS; i++) {
-		const struct feed_row *r = &feed_rows()[i];
+	nev = feed_events(events, FEED_ROWS);
+	for (int i = 0; i < nev; i++) {
 		char desc[256];
-		bool ok;
+		bool ok = feed_event(c, events[i], desc, sizeof(desc));
 
-		if (!first_of_event(i))
-			continue;
-		ok = feed_event(c, r->event, desc, sizeof(desc));
-		printf("  %-28s %-4s %s\n", r->event, ok ? "yes" : "no", desc);
+		printf("  %-28s %-4s %s\n", events[i], ok ? "yes" : "no", desc);
 	}
 	printf("\nstages:\n");
 	for (int s = 0; s < STAGE__MAX; s++) {

@@ -196,6 +196,16 @@ static bool first_of_event(int i)
 	return true;
 }
 
+int feed_events(const char **out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < FEED_ROWS && n < max; i++)
+		if (first_of_event(i))
+			out[n++] = rows[i].event;
+	return n;
+}
+
 void feeds_choose(struct kernel_caps *c)
 {
 	memset(c->feed_on, 0, sizeof(c->feed_on));

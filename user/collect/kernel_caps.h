@@ -90,6 +90,8 @@ bool feed_row_available(const struct kernel_caps *c, const struct feed_row *r, c
 /* Per event, the first alternative whose rows are all available and whose kinds are not
  * avoided (an avoided one only when nothing else is): fills c->feed_on. */
 void feeds_choose(struct kernel_caps *c);
+/* The catalogue's distinct events, in its order, into out; returns how many. */
+int feed_events(const char **out, int max);
 /* Whether a program is in the chosen feeds. */
 bool feeds_prog_on(const struct kernel_caps *c, const char *prog);
 /* Whether a chosen feed carries one of the flags. */
