@@ -161,6 +161,40 @@ static void test_report_output_file(void **state)
 	assert_int_equal(report_to(rec, out), 1);
 	assert_int_equal(stat(target, &st), 0);
 	assert_int_equal(st.st_size, 5);
+	/* a FIFO is refused at once, without waiting for a reader */
+	snprintf(out, sizeof(out), "%s/fifo.folded", tmp);
+	assert_int_equal(mkfifo(out, 0600), 0);
+	assert_int_equal(report_to(rec, out), 1);
+	/* another user's file is not written (only root can make one to try) */
+	if (geteuid() == 0) {
+		snprintf(out, sizeof(out), "%s/theirs.folded", tmp);
+		fd = open(out, O_WRONLY | O_CREAT, 0600);
+		assert_int_equal(write(fd, "theirs\n", 7), 7);
+		assert_int_equal(fchown(fd, 65534, 65534), 0);
+		close(fd);
+		assert_int_equal(report_to(rec, out), 1);
+		assert_int_equal(stat(out, &st), 0);
+		assert_int_equal(st.st_size, 7);
+	}
+}
+
+/* A file larger than any segment is refused before it is read: a sparse one costs nothing
+ * to make and would otherwise be read whole into memory. */
+static void test_oversized_segment(void **state)
+{
+	char p[128];
+	struct rec_diag d;
+	int fd;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/huge" REC_SUFFIX, tmp);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, REC_SEGMENT_READ_MAX + 1), 0);
+	close(fd);
+	assert_int_equal(rec_read_file(p, NULL, NULL, &d), -EFBIG);
+	assert_non_null(strstr(d.msg, "larger than any segment"));
+	unlink(p);
 }
 
 static void test_record_dir_checks(void **state)
@@ -378,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_fifo_and_symlink_segments),
 		cmocka_unit_test(test_write_failure_resumes),
 		cmocka_unit_test(test_directory_removed_underneath),
+		cmocka_unit_test(test_oversized_segment),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

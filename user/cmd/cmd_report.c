@@ -17,6 +17,7 @@
 #include "lib/json.h"
 #include "cmd/host_report.h"
 #include "cmd/stage_report.h"
+#include "lib/escape.h"
 #include "lib/log.h"
 #include "cmd/options.h"
 #include "record/record_format.h"
@@ -460,23 +461,30 @@ static int report_write(FILE *out, enum report_format fmt, const struct window_c
 
 /* Opens report -o's file for writing. Reports carry what record keeps 0600, and root may
  * run report in a directory others can write: never through a symlink (O_NOFOLLOW), never
- * into a file with other hard links, created 0600 whatever the umask, and an existing
- * file is set to 0600 before it is truncated, so the report never inherits its mode.
- * Other file types (/dev/null, a FIFO) are written as they are. NULL with errno set. */
+ * into a file with other hard links, another user's file or anything but a regular file
+ * (O_NONBLOCK: a FIFO named there must not hold report waiting for a reader), created 0600
+ * whatever the umask; an existing file is set to 0600 before it is truncated, so the
+ * report never inherits its mode. NULL with errno set (ENOTUNIQ: not a regular file,
+ * EPERM: another user's). */
 static FILE *report_open_output(const char *path)
 {
 	struct stat st;
 	FILE *f;
 	int fd, e;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return NULL;
+		return errno == ENXIO ? (errno = ENOTUNIQ, NULL) : NULL; /* a FIFO, no reader */
 	if (fstat(fd, &st)) {
 		e = errno;
-	} else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+	} else if (!S_ISREG(st.st_mode)) {
+		e = ENOTUNIQ;
+	} else if (st.st_uid != geteuid()) {
+		e = EPERM;
+	} else if (st.st_nlink > 1) {
 		e = EMLINK;
-	} else if (S_ISREG(st.st_mode) && (fchmod(fd, 0600) || ftruncate(fd, 0))) {
+	} else if (fchmod(fd, 0600) || ftruncate(fd, 0) ||
+		   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
 		e = errno;
 	} else {
 		f = fdopen(fd, "w");
@@ -498,6 +506,14 @@ static void report_output_error(const char *path)
 		tt_error("cannot write %s: the file has other hard links (report -o never writes "
 			 "through one)",
 			 path);
+	else if (errno == ENOTUNIQ)
+		tt_error(
+			"cannot write %s: not a regular file (report -o writes regular files only)",
+			tt_esc(path));
+	else if (errno == EPERM)
+		tt_error("cannot write %s: another user owns it (report -o writes its own files "
+			 "only)",
+			 tt_esc(path));
 	else
 		tt_error("cannot write %s: %s", path, strerror(errno));
 }

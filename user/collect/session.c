@@ -90,10 +90,8 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
  * too it attaches. So an RDMA session keeps CAP_SYS_ADMIN as well. */
 static __u64 privs_to_keep(const struct session *s)
 {
-	if (!s->rdma)
-		return 0;
-	return PRIV_BIT(CAP_PERFMON) | PRIV_BIT(CAP_BPF) | PRIV_BIT(CAP_SYS_PTRACE) |
-	       PRIV_BIT(CAP_DAC_READ_SEARCH) | PRIV_BIT(CAP_SYS_ADMIN);
+	/* --rdma: what attaching to processes that start later needs, as for `rdma` */
+	return s->rdma ? rdma_privs_after_attach(s->rdma) : 0;
 }
 
 /* Kernels before 6.5 check CAP_BPF (or CAP_SYS_ADMIN) on every bpf() call while

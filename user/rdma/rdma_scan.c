@@ -189,17 +189,18 @@ static void maps_add(struct scan_maps *m, const struct proc_map *pm)
 
 static int maps_read(int pid, struct scan_maps *m)
 {
-	char p[64], line[PATH_MAX + 128];
 	struct proc_map pm;
+	char *line = NULL;
+	size_t cap = 0;
 	FILE *f;
 
-	snprintf(p, sizeof(p), "/proc/%d/maps", pid);
-	f = fopen(p, "re");
+	f = proc_maps_open(pid);
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (!proc_map_parse(line, &pm))
-			maps_add(m, &pm);
+	/* whole lines: a path longer than a buffer cannot split into a forged second line */
+	while (!proc_maps_next(f, &line, &cap, &pm))
+		maps_add(m, &pm);
+	free(line);
 	fclose(f);
 	qsort(m->exec, m->nexec, sizeof(m->exec[0]), cmp_range);
 	return 0;

@@ -11,17 +11,21 @@
 #include <linux/types.h>
 #include "core/snapshot.h"
 
-#define REC_MAGIC            "TTRECSEG" /* 8 bytes, no NUL on disk */
-#define REC_MAGIC_LEN        8
-#define REC_VERSION          1
-#define REC_SUFFIX           ".ttrec"
-#define REC_FLAG_ZLIB        0x1u /* frame payloads are zlib streams (always set in v1) */
-#define REC_FLAGS_KNOWN      REC_FLAG_ZLIB
-#define REC_HDR_FIXED        36 /* header bytes before the host name */
-#define REC_HOST_MAX         255
-#define REC_FRAME_HDR        16
-#define REC_MAX_RAW          (64u << 20) /* largest decompressed payload a reader accepts */
-#define REC_FLIGHT_PER_FRAME 512         /* slow requests per flight-recorder frame */
+#define REC_MAGIC       "TTRECSEG" /* 8 bytes, no NUL on disk */
+#define REC_MAGIC_LEN   8
+#define REC_VERSION     1
+#define REC_SUFFIX      ".ttrec"
+#define REC_FLAG_ZLIB   0x1u /* frame payloads are zlib streams (always set in v1) */
+#define REC_FLAGS_KNOWN REC_FLAG_ZLIB
+#define REC_HDR_FIXED   36 /* header bytes before the host name */
+#define REC_HOST_MAX    255
+#define REC_FRAME_HDR   16
+#define REC_MAX_RAW     (64u << 20) /* largest decompressed payload a reader accepts */
+/* a segment is closed once it passes --max-size / 8, and never grows past this */
+#define REC_SEGMENT_MAX (1ll << 30)
+/* the largest file a reader reads whole: a full segment and one more frame */
+#define REC_SEGMENT_READ_MAX (REC_SEGMENT_MAX + 2ll * REC_MAX_RAW)
+#define REC_FLIGHT_PER_FRAME 512 /* slow requests per flight-recorder frame */
 
 /* What a reader holds, so that a crafted segment (zlib inflates ~1000:1, and a histogram
  * key decodes to ~5.9 KB) cannot make `report` allocate gigabytes. Past a limit reading

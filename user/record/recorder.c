@@ -262,6 +262,8 @@ struct recorder *recorder__open(const char *dir, __u64 max_size, const char *hos
 	r->fd = -1;
 	r->max_size = max_size ? max_size : REC_DEFAULT_MAX_SIZE;
 	r->seg_max = r->max_size / 8 > REC_MIN_SEGMENT ? r->max_size / 8 : REC_MIN_SEGMENT;
+	if (r->seg_max > REC_SEGMENT_MAX)
+		r->seg_max = REC_SEGMENT_MAX; /* what a reader reads whole */
 	/* recordings hold request metadata: only the owner may list or read them */
 	r->dirfd = dir_open_checked(dir, err, errlen);
 	if (r->dirfd < 0 || adopt_segments(r, err, errlen))

@@ -25,6 +25,14 @@ static int read_fd(int fd, const char *name, rec_snapshot_fn fn, void *ctx, stru
 		close(fd);
 		return rec_diag_set(d, -EINVAL, 0, "%s: not a regular file", name);
 	}
+	/* read whole, so bounded first: a sparse file of any size costs nothing to make */
+	if (st.st_size > REC_SEGMENT_READ_MAX) {
+		close(fd);
+		return rec_diag_set(
+			d, -EFBIG, 0,
+			"%s: %lld bytes, larger than any segment record writes (%lld MiB)", name,
+			(long long)st.st_size, REC_SEGMENT_READ_MAX >> 20);
+	}
 	/* segments are bounded by --max-size / 8; reading whole keeps the decoder pure */
 	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!buf) {
