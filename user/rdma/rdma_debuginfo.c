@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "rdma/rdma_debuginfo.h"
+#include "rdma/rdma_proof.h"
 
 struct rdma_debug_syms {
 	int lib_fd, dbg_fd;
@@ -26,10 +27,15 @@ struct rdma_debug_syms {
 	char source[4200]; /* /proc/PID/root + a path */
 };
 
+/* Every file goes to libelf through here: a regular file within RDMA_ELF_MAX, or none
+ * (libelf would read a device or a FIFO, or map a sparse file of any size). */
 static Elf *elf_from_fd(int fd)
 {
+	struct stat st;
 	Elf *e;
 
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || rdma_size_ok(st.st_size, RDMA_ELF_MAX))
+		return NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
 	e = elf_begin(fd, ELF_C_READ, NULL);
@@ -68,7 +74,7 @@ static int build_id_of(Elf *e, unsigned char *id, size_t max)
 
 int elf_build_id(const char *path, unsigned char *id, size_t max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), n;
 	Elf *e;
 
 	if (fd < 0)
@@ -266,7 +272,7 @@ int rdma_debug_open(const char *lib, int pid, const char *debug_root, int in_roo
 	if (!d)
 		return -ENOMEM;
 	d->dbg_fd = -1;
-	d->lib_fd = open(lib, O_RDONLY | O_CLOEXEC);
+	d->lib_fd = open(lib, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (d->lib_fd < 0) {
 		int e = -errno;
 
