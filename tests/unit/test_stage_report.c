@@ -530,6 +530,11 @@ static void test_labels(void **state)
 	memcpy(k.comm, "0123456789abcdef", 16); /* a full comm without NUL */
 	stage_report_group(&k, buf, sizeof(buf));
 	assert_string_equal(buf, "comm 0123456789abcdef[1]");
+	/* a name is another process's: its control characters are escaped, not printed */
+	memset(k.comm, 0, sizeof(k.comm));
+	memcpy(k.comm, "ev\x1b[2Jil\n", 9);
+	stage_report_group(&k, buf, sizeof(buf));
+	assert_string_equal(buf, "comm ev\\x1b[2Jil\\x0a[1]");
 
 	/* places: qdisc handles as major:minor in hex, unknown devices by index */
 	memset(&k, 0, sizeof(k));

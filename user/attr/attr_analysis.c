@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/escape.h"
 #include "attr/attr_int.h"
 #include "core/snapshot.h"
 #include "lib/format.h"
@@ -161,10 +162,18 @@ void attr_fmt_place(char *dst, size_t n, const struct attr_place_key *k, const s
 		else
 			snprintf(flow, sizeof(flow), "flows :%u <-> %s", k->lport, ra);
 	}
-	if (set & PLACE_TID)
-		attr_appendf(thr, sizeof(thr), "tid %u (%.16s)", k->tid, k->comm);
-	else if (set & PLACE_PROC)
-		attr_appendf(thr, sizeof(thr), "pid %u (%.16s)", k->tgid, k->comm);
+	if (set & (PLACE_TID | PLACE_PROC)) {
+		/* another process's name: no control character reaches the terminal */
+		char raw[sizeof(k->comm) + 1], comm[4 * sizeof(k->comm) + 1];
+
+		memcpy(raw, k->comm, sizeof(k->comm));
+		raw[sizeof(k->comm)] = '\0';
+		tt_escape(comm, sizeof(comm), raw);
+		if (set & PLACE_TID)
+			attr_appendf(thr, sizeof(thr), "tid %u (%s)", k->tid, comm);
+		else
+			attr_appendf(thr, sizeof(thr), "pid %u (%s)", k->tgid, comm);
+	}
 	if (set & PLACE_CPU)
 		attr_appendf(thr, sizeof(thr), " on cpu %u", k->cpu);
 	dst[0] = 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <bpf/btf.h>
+#include "lib/escape.h"
 #include "cmd/stage_report.h"
 #include "core/histogram.h"
 #include "rdma/rdma_tracer.h"
@@ -60,9 +61,16 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 		inet_ntop(k->family == AF_INET6 ? AF_INET6 : AF_INET, k->addr, a, sizeof(a));
 		snprintf(buf, len, "raddr %s", a);
 		break;
-	case GROUP_COMM:
-		snprintf(buf, len, "comm %.16s[%u]", k->comm, k->tgid);
+	case GROUP_COMM: {
+		/* another process's name: no control character reaches the terminal */
+		char raw[sizeof(k->comm) + 1], comm[4 * sizeof(k->comm) + 1];
+
+		memcpy(raw, k->comm, sizeof(k->comm));
+		raw[sizeof(k->comm)] = '\0';
+		tt_escape(comm, sizeof(comm), raw);
+		snprintf(buf, len, "comm %s[%u]", comm, k->tgid);
 		break;
+	}
 	case GROUP_CGROUP:
 		snprintf(buf, len, "cgroup %llu", (unsigned long long)k->id);
 		break;
