@@ -276,6 +276,9 @@ static void test_kernel_510_kprobes(void **state)
 	assert_prog("tt_qdisc_enqueue", false);
 	assert_prog("tt_net_dev_queue", true);
 	assert_prog("tt_kfree_skb_noreason", true);
+	/* the feed names the program where the kind and target do not tell it apart */
+	assert_fed_by("skb:kfree_skb", "tp_btf skb:kfree_skb (tt_kfree_skb_noreason)");
+	assert_fed_by("sock:sock_send_length", "kprobe+kretprobe tcp_sendmsg_locked");
 	assert_prog("tt_sched_switch_nostate", true);
 	assert_prog("tt_sched_switch", false);
 	assert_prog("tt_flow_sweep", false);

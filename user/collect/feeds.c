@@ -237,19 +237,32 @@ bool feeds_flag_on(const struct kernel_caps *c, unsigned int flag)
 	return false;
 }
 
-/* "tp_btf sock:sock_send_length", "kprobe+kretprobe tcp_recvmsg" */
+/* Whether another feed of the event is of the same kind on the same target (a
+ * tracepoint's other argument lists, fexit's other prototype). */
+static bool target_shared(const char *event, int alt, int kind, const char *target)
+{
+	for (int i = 0; i < FEED_ROWS; i++)
+		if (!strcmp(rows[i].event, event) && rows[i].alt != alt &&
+		    (int)rows[i].kind == kind && !strcmp(rows[i].target, target))
+			return true;
+	return false;
+}
+
+/* "tp_btf sock:sock_send_length", "kprobe+kretprobe tcp_recvmsg"; where another feed of the
+ * event is of that kind on that target, the program too: "tp_btf skb:kfree_skb
+ * (tt_kfree_skb_noreason)" */
 static void describe_alt(const char *event, int alt, char *buf, size_t len)
 {
+	const char *target = "", *prog = "";
 	size_t off = 0;
-	const char *target = "";
-
-	buf[0] = 0;
 	int last = -1;
 
+	buf[0] = 0;
 	for (int i = 0; i < FEED_ROWS && off < len; i++) {
 		if (strcmp(rows[i].event, event) || rows[i].alt != alt)
 			continue;
 		target = rows[i].target;
+		prog = rows[i].prog;
 		if ((int)rows[i].kind == last)
 			continue;
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "+" : "",
@@ -257,7 +270,9 @@ static void describe_alt(const char *event, int alt, char *buf, size_t len)
 		last = (int)rows[i].kind;
 	}
 	if (off < len)
-		snprintf(buf + off, len - off, " %s", target);
+		off += (size_t)snprintf(buf + off, len - off, " %s", target);
+	if (off < len && target_shared(event, alt, last, target))
+		snprintf(buf + off, len - off, " (%s)", prog);
 }
 
 bool feed_event(const struct kernel_caps *c, const char *event, char *desc, size_t len)
