@@ -164,10 +164,8 @@ sc_sockperf() {
 	bg ip netns exec $SRV sockperf server --tcp -i $SRV4 -p $SP_PORT
 	sleep 0.5
 	trace_start "$W/sockperf.json" --port $SP_PORT --role client || return
-	# --no-rdtsc: the emulated TSC misreads tail round trips by a third under TCG; the
-	# monotonic clock agrees with the kernel's
 	ip netns exec $CLI sockperf ping-pong --tcp -i $SRV4 -p $SP_PORT -t 6 --mps 400 -m 64 \
-		--no-rdtsc --full-log "$W/sockperf.csv" >"$W/sockperf.out" 2>&1
+		--full-log "$W/sockperf.csv" >"$W/sockperf.out" 2>&1
 	trace_stop
 	bg_stop
 	emit sockperf.explain "$W/sockperf.json"

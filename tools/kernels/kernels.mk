@@ -21,4 +21,4 @@ kernels-check: deps $(BUILD)/tailtrace $(BUILD)/loadgen
 # the stage and explain truth tests on every kernel of the matrix, in both feed modes
 # (tests/kernels/test_matrix.sh; `make test` runs its smoke)
 test-kernels: deps all
-	$(Q)KERNEL_MATRIX=full TT_ONLY=kernels/ tests/run.sh
+	$(Q)TT_TIMEOUT=2700 KERNEL_MATRIX=full TT_ONLY=kernels/ tests/run.sh
