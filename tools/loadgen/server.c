@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* loadgen server: thread per connection, persistent connections carrying many requests;
  * compute time drawn per request, spent busy on CPU or blocked; records service time. */
-#include "loadgen.h"
+#include "server.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -14,40 +14,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define PAYLOAD_BUF (1 << 20)
-
-struct srv_opts {
-	const char *listen;
-	int ports[LG_MAX_PORTS], nports;
-	const char *mode;
-	struct dist compute, prefill, decode;
-	bool have_prefill;
-	double slow_share; /* percent */
-	uint64_t slow_extra_ns;
-	bool busy;
-	uint32_t tokens, resp_bytes;
-	const char *json, *samples, *name, *cc;
-	double duration;
-	uint64_t seed;
-	int sndbuf, nodelay;
-};
-
-struct conn {
-	int fd;
-	int idx;
-	pthread_t th;
-	volatile int done;
-	uint64_t rng;
-	/* entries not yet returned by a LG_T_STATS request, and all entries */
-	struct lg_stat_ent *pend, *all;
-	size_t npend, cpend, nall, call;
-	uint64_t errors, bulk_bytes, bulk_t0, bulk_t1;
-	struct conn *next;
-};
-
-static struct srv_opts O;
-static char payload[PAYLOAD_BUF];
-static pthread_mutex_t conns_mu = PTHREAD_MUTEX_INITIALIZER;
+struct srv_opts srv_opt;
+char payload[PAYLOAD_BUF];
+pthread_mutex_t conns_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct conn *conns;
 static uint64_t deadline_ns;
 
@@ -56,7 +25,7 @@ static struct u64vec g_service, g_compute, g_cpu;
 static uint64_t g_errors, g_bulk_bytes, g_bulk_t0 = UINT64_MAX, g_bulk_t1, g_conns;
 static FILE *g_samples;
 
-static int push_ent(struct lg_stat_ent **v, size_t *n, size_t *cap, const struct lg_stat_ent *e)
+int push_ent(struct lg_stat_ent **v, size_t *n, size_t *cap, const struct lg_stat_ent *e)
 {
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 256;
@@ -70,7 +39,7 @@ static int push_ent(struct lg_stat_ent **v, size_t *n, size_t *cap, const struct
 	return 0;
 }
 
-static int writev_full(int fd, struct iovec *iov, int cnt)
+int writev_full(int fd, struct iovec *iov, int cnt)
 {
 	while (cnt > 0) {
 		ssize_t r = writev(fd, iov, cnt);
@@ -119,11 +88,11 @@ static int send_frame(int fd, uint16_t type, uint16_t flags, uint64_t id, uint32
 	return 0;
 }
 
-static void do_compute(uint64_t ns, uint64_t *wall, uint64_t *cpu)
+void do_compute(uint64_t ns, uint64_t *wall, uint64_t *cpu)
 {
 	uint64_t w0 = now_ns(), c0 = thread_cpu_ns();
 	if (ns) {
-		if (O.busy)
+		if (srv_opt.busy)
 			burn_cpu_ns(ns);
 		else
 			sleep_ns(ns);
@@ -132,11 +101,33 @@ static void do_compute(uint64_t ns, uint64_t *wall, uint64_t *cpu)
 	*cpu += thread_cpu_ns() - c0;
 }
 
-static uint64_t slow_extra(struct conn *c)
+static uint64_t slow_extra(uint64_t *rng)
 {
-	if (O.slow_share > 0 && rng_unit(&c->rng) * 100.0 < O.slow_share)
-		return O.slow_extra_ns;
+	if (srv_opt.slow_share > 0 && rng_unit(rng) * 100.0 < srv_opt.slow_share)
+		return srv_opt.slow_extra_ns;
 	return 0;
+}
+
+uint64_t srv_prefill_ns(uint64_t *rng)
+{
+	const struct dist *pd = srv_opt.have_prefill ? &srv_opt.prefill : &srv_opt.compute;
+
+	return dist_draw_ns(pd, rng) + slow_extra(rng);
+}
+
+double srv_decode_factor(uint64_t *rng)
+{
+	if (srv_opt.slow_decode_share > 0 && rng_unit(rng) * 100.0 < srv_opt.slow_decode_share)
+		return srv_opt.slow_decode_factor;
+	return 1.0;
+}
+
+void srv_record(struct conn *c, const struct lg_stat_ent *e)
+{
+	pthread_mutex_lock(&conns_mu);
+	if (push_ent(&c->all, &c->nall, &c->call, e))
+		c->errors++;
+	pthread_mutex_unlock(&conns_mu);
 }
 
 static int discard(int fd, uint32_t n)
@@ -153,7 +144,7 @@ static int discard(int fd, uint32_t n)
 
 static int serve_unary(struct conn *c, uint64_t id, uint32_t resp_bytes, struct lg_stat_ent *e)
 {
-	uint64_t ns = dist_draw_ns(&O.compute, &c->rng) + slow_extra(c);
+	uint64_t ns = dist_draw_ns(&srv_opt.compute, &c->rng) + slow_extra(&c->rng);
 
 	do_compute(ns, &e->compute_ns, &e->cpu_ns);
 	return send_frame(c->fd, LG_T_UNARY, LG_RSP_LAST, id, resp_bytes, 0,
@@ -164,8 +155,8 @@ static int serve_unary(struct conn *c, uint64_t id, uint32_t resp_bytes, struct 
 static int serve_stream(struct conn *c, uint64_t id, uint32_t resp_bytes, uint32_t tokens,
 			struct lg_stat_ent *e)
 {
-	const struct dist *pd = O.have_prefill ? &O.prefill : &O.compute;
-	uint64_t ns = dist_draw_ns(pd, &c->rng) + slow_extra(c);
+	uint64_t ns = srv_prefill_ns(&c->rng);
+	double factor = srv_decode_factor(&c->rng);
 	uint32_t pre_us;
 	int rc = 0;
 
@@ -175,7 +166,9 @@ static int serve_stream(struct conn *c, uint64_t id, uint32_t resp_bytes, uint32
 	pre_us = (uint32_t)(e->compute_ns / 1000);
 	for (uint32_t i = 0; i < tokens && !rc; i++) {
 		if (i)
-			do_compute(dist_draw_ns(&O.decode, &c->rng), &e->compute_ns, &e->cpu_ns);
+			do_compute(
+				(uint64_t)((double)dist_draw_ns(&srv_opt.decode, &c->rng) * factor),
+				&e->compute_ns, &e->cpu_ns);
 		rc = send_frame(c->fd, LG_T_STREAM, i == tokens - 1 ? LG_RSP_LAST : 0, id,
 				resp_bytes, i, pre_us);
 	}
@@ -229,8 +222,16 @@ static int serve_stats(struct conn *c, uint64_t id)
 static void *conn_thread(void *arg)
 {
 	struct conn *c = arg;
-	if (O.name)
-		set_comm(O.name);
+	if (srv_opt.name)
+		set_comm(srv_opt.name);
+	if (srv_opt.proto != LG_P_LG) {
+		if (srv_opt.proto == LG_P_SSE)
+			sse_serve_conn(c);
+		else
+			h2_serve_conn(c);
+		c->done = 1;
+		return NULL;
+	}
 	for (;;) {
 		struct lg_req r;
 		if (read_full(c->fd, &r, sizeof(r)))
@@ -242,8 +243,9 @@ static void *conn_thread(void *arg)
 		uint16_t type = le16toh(r.type);
 		uint64_t id = le64toh(r.id);
 		uint32_t req_bytes = le32toh(r.req_bytes);
-		uint32_t resp_bytes = O.resp_bytes ? O.resp_bytes : le32toh(r.resp_bytes);
-		uint32_t tokens = O.tokens ? O.tokens : le32toh(r.tokens);
+		uint32_t resp_bytes =
+			srv_opt.resp_bytes ? srv_opt.resp_bytes : le32toh(r.resp_bytes);
+		uint32_t tokens = srv_opt.tokens ? srv_opt.tokens : le32toh(r.tokens);
 		if (discard(c->fd, req_bytes))
 			break;
 		uint64_t t0 = now_ns();
@@ -357,6 +359,7 @@ static void server_usage(void)
 {
 	fprintf(stderr, "usage: loadgen server [--listen ADDR] [--port P | --ports P1,P2] [--mode "
 			"unary|stream|bulk]\n"
+			"  [--proto lg|sse|h2] [--slow-decode-share PCT --slow-decode-factor F]\n"
 			"  [--compute SPEC] [--slow-share PCT --slow-extra-us X] [--compute-kind "
 			"busy|block]\n"
 			"  [--prefill-us SPEC] [--decode-us SPEC] [--tokens N] [--resp-bytes R]\n"
@@ -372,106 +375,137 @@ static void server_usage(void)
 static int server_parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "listen", 1, 0, 'l' },        { "port", 1, 0, 'p' },
-		{ "ports", 1, 0, 'P' },         { "mode", 1, 0, 'm' },
-		{ "compute", 1, 0, 'c' },       { "slow-share", 1, 0, 's' },
-		{ "slow-extra-us", 1, 0, 'x' }, { "compute-kind", 1, 0, 'k' },
-		{ "prefill-us", 1, 0, 'f' },    { "decode-us", 1, 0, 'd' },
-		{ "tokens", 1, 0, 't' },        { "resp-bytes", 1, 0, 'r' },
-		{ "json", 1, 0, 'j' },          { "samples", 1, 0, 'S' },
-		{ "duration", 1, 0, 'D' },      { "name", 1, 0, 'n' },
-		{ "seed", 1, 0, 'e' },          { "cc", 1, 0, 'C' },
-		{ "sndbuf", 1, 0, 'b' },        { "nodelay", 1, 0, 'N' },
-		{ "help", 0, 0, 'h' },          { 0, 0, 0, 0 },
+		{ "listen", 1, 0, 'l' },
+		{ "port", 1, 0, 'p' },
+		{ "ports", 1, 0, 'P' },
+		{ "mode", 1, 0, 'm' },
+		{ "compute", 1, 0, 'c' },
+		{ "slow-share", 1, 0, 's' },
+		{ "slow-extra-us", 1, 0, 'x' },
+		{ "compute-kind", 1, 0, 'k' },
+		{ "prefill-us", 1, 0, 'f' },
+		{ "decode-us", 1, 0, 'd' },
+		{ "tokens", 1, 0, 't' },
+		{ "resp-bytes", 1, 0, 'r' },
+		{ "json", 1, 0, 'j' },
+		{ "samples", 1, 0, 'S' },
+		{ "duration", 1, 0, 'D' },
+		{ "name", 1, 0, 'n' },
+		{ "seed", 1, 0, 'e' },
+		{ "cc", 1, 0, 'C' },
+		{ "sndbuf", 1, 0, 'b' },
+		{ "nodelay", 1, 0, 'N' },
+		{ "proto", 1, 0, 'o' },
+		{ "slow-decode-share", 1, 0, 'F' },
+		{ "slow-decode-factor", 1, 0, 'G' },
+		{ "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
-	O.listen = "::";
-	O.mode = "unary";
-	O.duration = 3600;
-	O.seed = 1;
-	O.nodelay = 1;
-	dist_parse("const:100", &O.compute);
-	dist_parse("const:1000", &O.decode);
+	srv_opt.listen = "::";
+	srv_opt.mode = "unary";
+	srv_opt.duration = 3600;
+	srv_opt.seed = 1;
+	srv_opt.nodelay = 1;
+	srv_opt.slow_decode_factor = 1;
+	dist_parse("const:100", &srv_opt.compute);
+	dist_parse("const:1000", &srv_opt.decode);
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
-			O.listen = optarg;
+			srv_opt.listen = optarg;
 			break;
 		case 'p':
-			O.ports[0] = atoi(optarg);
-			O.nports = 1;
+			srv_opt.ports[0] = atoi(optarg);
+			srv_opt.nports = 1;
 			break;
 		case 'P':
-			O.nports = parse_ports(optarg, O.ports, LG_MAX_PORTS);
-			if (O.nports <= 0)
+			srv_opt.nports = parse_ports(optarg, srv_opt.ports, LG_MAX_PORTS);
+			if (srv_opt.nports <= 0)
 				goto bad;
 			break;
 		case 'm':
 			if (strcmp(optarg, "unary") && strcmp(optarg, "stream") &&
 			    strcmp(optarg, "bulk"))
 				goto bad;
-			O.mode = optarg;
+			srv_opt.mode = optarg;
 			break;
 		case 'c':
-			if (dist_parse(optarg, &O.compute))
+			if (dist_parse(optarg, &srv_opt.compute))
 				goto bad;
 			break;
 		case 'f':
-			if (dist_parse(optarg, &O.prefill))
+			if (dist_parse(optarg, &srv_opt.prefill))
 				goto bad;
-			O.have_prefill = true;
+			srv_opt.have_prefill = true;
 			break;
 		case 'd':
-			if (dist_parse(optarg, &O.decode))
+			if (dist_parse(optarg, &srv_opt.decode))
 				goto bad;
 			break;
 		case 's':
-			O.slow_share = atof(optarg);
+			srv_opt.slow_share = atof(optarg);
 			break;
 		case 'x':
-			O.slow_extra_ns = (uint64_t)(atof(optarg) * 1000.0);
+			srv_opt.slow_extra_ns = (uint64_t)(atof(optarg) * 1000.0);
 			break;
 		case 'k':
 			if (!strcmp(optarg, "busy"))
-				O.busy = true;
+				srv_opt.busy = true;
 			else if (!strcmp(optarg, "block"))
-				O.busy = false;
+				srv_opt.busy = false;
 			else
 				goto bad;
 			break;
 		case 't':
-			O.tokens = (uint32_t)atoi(optarg);
+			srv_opt.tokens = (uint32_t)atoi(optarg);
 			break;
 		case 'r': {
 			long long v = parse_size(optarg);
 			if (v < 0 || v > 0x7fffffff)
 				goto bad;
-			O.resp_bytes = (uint32_t)v;
+			srv_opt.resp_bytes = (uint32_t)v;
 			break;
 		}
 		case 'j':
-			O.json = optarg;
+			srv_opt.json = optarg;
 			break;
 		case 'S':
-			O.samples = optarg;
+			srv_opt.samples = optarg;
 			break;
 		case 'D':
-			O.duration = atof(optarg);
+			srv_opt.duration = atof(optarg);
 			break;
 		case 'n':
-			O.name = optarg;
+			srv_opt.name = optarg;
 			break;
 		case 'e':
-			O.seed = strtoull(optarg, NULL, 0);
+			srv_opt.seed = strtoull(optarg, NULL, 0);
 			break;
 		case 'C':
-			O.cc = optarg;
+			srv_opt.cc = optarg;
 			break;
 		case 'b':
-			O.sndbuf = (int)parse_size(optarg);
+			srv_opt.sndbuf = (int)parse_size(optarg);
 			break;
 		case 'N':
-			O.nodelay = atoi(optarg);
+			srv_opt.nodelay = atoi(optarg);
+			break;
+		case 'o':
+			if (!strcmp(optarg, "lg"))
+				srv_opt.proto = LG_P_LG;
+			else if (!strcmp(optarg, "sse"))
+				srv_opt.proto = LG_P_SSE;
+			else if (!strcmp(optarg, "h2"))
+				srv_opt.proto = LG_P_H2;
+			else
+				goto bad;
+			break;
+		case 'F':
+			srv_opt.slow_decode_share = atof(optarg);
+			break;
+		case 'G':
+			srv_opt.slow_decode_factor = atof(optarg);
 			break;
 		case 'h':
 			server_usage();
@@ -482,11 +516,12 @@ static int server_parse(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!O.nports) {
-		O.ports[0] = 7000;
-		O.nports = 1;
+	if (!srv_opt.nports) {
+		srv_opt.ports[0] = 7000;
+		srv_opt.nports = 1;
 	}
-	if (O.slow_share < 0 || O.slow_share > 100)
+	if (srv_opt.slow_share < 0 || srv_opt.slow_share > 100 || srv_opt.slow_decode_share < 0 ||
+	    srv_opt.slow_decode_share > 100 || srv_opt.slow_decode_factor <= 0)
 		goto bad;
 	return -1;
 }
@@ -501,16 +536,17 @@ static void start_conn(int fd, int idx)
 	sigaddset(&ss, SIGINT);
 	sigaddset(&ss, SIGTERM);
 	int one = 1;
-	if (O.nodelay)
+	if (srv_opt.nodelay)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (O.cc)
-		setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, O.cc, (socklen_t)strlen(O.cc));
-	if (O.sndbuf > 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &O.sndbuf, sizeof(O.sndbuf));
+	if (srv_opt.cc)
+		setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, srv_opt.cc,
+			   (socklen_t)strlen(srv_opt.cc));
+	if (srv_opt.sndbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &srv_opt.sndbuf, sizeof(srv_opt.sndbuf));
 	struct conn *c = calloc(1, sizeof(*c));
 	c->fd = fd;
 	c->idx = idx;
-	c->rng = O.seed * 0x100000001b3ull + (uint64_t)c->idx * 7919 + 1;
+	c->rng = srv_opt.seed * 0x100000001b3ull + (uint64_t)c->idx * 7919 + 1;
 	pthread_sigmask(SIG_BLOCK, &ss, &old);
 	pthread_mutex_lock(&conns_mu);
 	if (pthread_create(&c->th, NULL, conn_thread, c)) {
@@ -532,11 +568,12 @@ static void start_conn(int fd, int idx)
 static void write_summary(FILE *f, double dur)
 {
 	char cs[64], ps[64], ds[64];
-	dist_format(&O.compute, cs, sizeof(cs));
-	dist_format(O.have_prefill ? &O.prefill : &O.compute, ps, sizeof(ps));
-	dist_format(&O.decode, ds, sizeof(ds));
-	fprintf(f, "{\"role\": \"server\", \"version\": %d, \"mode\": \"%s\", ", LG_VERSION,
-		O.mode);
+	dist_format(&srv_opt.compute, cs, sizeof(cs));
+	dist_format(srv_opt.have_prefill ? &srv_opt.prefill : &srv_opt.compute, ps, sizeof(ps));
+	dist_format(&srv_opt.decode, ds, sizeof(ds));
+	static const char *const pn[] = { "lg", "sse", "h2" };
+	fprintf(f, "{\"role\": \"server\", \"version\": %d, \"mode\": \"%s\", \"proto\": \"%s\", ",
+		LG_VERSION, srv_opt.proto == LG_P_LG ? srv_opt.mode : "stream", pn[srv_opt.proto]);
 	fprintf(f,
 		"\"requests\": %zu, \"errors\": %llu, \"conns\": %llu, "
 		"\"duration_s\": %.6f, \"rate_rps\": %.3f, ",
@@ -545,7 +582,10 @@ static void write_summary(FILE *f, double dur)
 	fprintf(f,
 		"\"compute\": \"%s\", \"prefill\": \"%s\", \"decode\": \"%s\", "
 		"\"compute_kind\": \"%s\", \"slow_share_pct\": %g, \"slow_extra_us\": %.3f, ",
-		cs, ps, ds, O.busy ? "busy" : "block", O.slow_share, O.slow_extra_ns / 1e3);
+		cs, ps, ds, srv_opt.busy ? "busy" : "block", srv_opt.slow_share,
+		srv_opt.slow_extra_ns / 1e3);
+	fprintf(f, "\"slow_decode_share_pct\": %g, \"slow_decode_factor\": %g, ",
+		srv_opt.slow_decode_share, srv_opt.slow_decode_factor);
 	json_stats(f, "server_us", g_service.v, g_service.n);
 	fprintf(f, ", ");
 	json_stats(f, "compute_us", g_compute.v, g_compute.n);
@@ -564,34 +604,37 @@ int server_main(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	set_comm(O.name);
+	set_comm(srv_opt.name);
 	lg_install_signals();
-	if (O.samples) {
-		g_samples = fopen(O.samples, "w");
+	if (srv_opt.proto != LG_P_LG)
+		memset(payload, 't', sizeof(payload)); /* JSON-safe token text */
+	if (srv_opt.samples) {
+		g_samples = fopen(srv_opt.samples, "w");
 		if (!g_samples) {
-			perror(O.samples);
+			perror(srv_opt.samples);
 			return 1;
 		}
 		fprintf(g_samples, "# conn id service_us compute_us cpu_us\n");
 	}
 	int lfd[LG_MAX_PORTS];
 	struct pollfd pfd[LG_MAX_PORTS];
-	for (int i = 0; i < O.nports; i++) {
-		lfd[i] = listen_on(O.listen, O.ports[i]);
+	for (int i = 0; i < srv_opt.nports; i++) {
+		lfd[i] = listen_on(srv_opt.listen, srv_opt.ports[i]);
 		if (lfd[i] < 0)
 			return 1;
 		pfd[i].fd = lfd[i];
 		pfd[i].events = POLLIN;
 	}
 	uint64_t t_start = now_ns();
-	deadline_ns = O.duration > 0 ? t_start + (uint64_t)(O.duration * 1e9) : UINT64_MAX;
+	deadline_ns =
+		srv_opt.duration > 0 ? t_start + (uint64_t)(srv_opt.duration * 1e9) : UINT64_MAX;
 	int nconn = 0;
 	while (!lg_stop && now_ns() < deadline_ns) {
-		int n = poll(pfd, (nfds_t)O.nports, 100);
+		int n = poll(pfd, (nfds_t)srv_opt.nports, 100);
 		reap_done(false);
 		if (n <= 0)
 			continue;
-		for (int i = 0; i < O.nports; i++) {
+		for (int i = 0; i < srv_opt.nports; i++) {
 			if (!(pfd[i].revents & POLLIN))
 				continue;
 			int fd = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
@@ -601,7 +644,7 @@ int server_main(int argc, char **argv)
 		}
 	}
 	lg_stop = 1;
-	for (int i = 0; i < O.nports; i++)
+	for (int i = 0; i < srv_opt.nports; i++)
 		close(lfd[i]);
 	pthread_mutex_lock(&conns_mu);
 	for (struct conn *c = conns; c; c = c->next)
@@ -611,10 +654,10 @@ int server_main(int argc, char **argv)
 	double dur = (double)(now_ns() - t_start) / 1e9;
 	if (g_samples)
 		fclose(g_samples);
-	if (O.json) {
-		FILE *f = fopen(O.json, "w");
+	if (srv_opt.json) {
+		FILE *f = fopen(srv_opt.json, "w");
 		if (!f) {
-			perror(O.json);
+			perror(srv_opt.json);
 			return 1;
 		}
 		write_summary(f, dur);
