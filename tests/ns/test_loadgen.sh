@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # loadgen ground truth: its JSON percentiles equal an exact nearest-rank computation over
 # its raw samples; a 1 % share of +50 ms compute lands at p99.5 and not at p98; stream
-# timing; open loop has no coordinated omission; bulk; SIGTERM/SIGINT still write JSON.
+# timing; open loop has no coordinated omission; bulk; SIGTERM/SIGINT still write JSON;
+# the inference protocols (--proto sse, --proto h2 with interleaved streams, a grpcio client).
 # IPv4 and IPv6.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -145,3 +146,84 @@ cli --connect "$TB_SRV4" --port 7050 --concurrency 16 --duration 1 --json "$TMP/
 d=$(j "$TMP/c7.json" duration_s)
 tt_check "closed loop, 16 connections, --duration 1: duration_s $d in [0.95, 1.5]" \
 	awk -v d="$d" 'BEGIN { exit !(d >= 0.95 && d <= 1.5) }'
+
+# 7. --proto sse: prefill 2 ms, decode 1 ms, 8 tokens. The response header block leaves at
+# once; ttft counts from the request to the first data: event, so it is at least the
+# prefill (the sleep cannot be shorter) and within 30 % above it.
+srv 7060 --proto sse --prefill-us const:2000 --decode-us const:1000 --json "$TMP/s7.json"
+cli --connect "$TB_SRV4" --port 7060 --proto sse --concurrency 4 --requests 300 --tokens 8 \
+	--token-bytes 64 --json "$TMP/c8.json" --samples "$TMP/c8.txt"
+f=$TMP/c8.json
+echo "# sse: ttft min $(j $f ttft_us.min) p50 $(j $f ttft_us.p50) us, gap p50 $(j $f gap_us.p50) us, tpot p50 $(j $f tpot_us.p50) us, latency p50 $(j $f latency_us.p50) us"
+tt_check "sse: 300 requests, no errors, no protocol errors, 8 tokens each, 7 gaps each" \
+	[ "$(j $f requests)" = 300 -a "$(j $f errors)" = 0 -a "$(j $f proto_errors)" = 0 -a \
+	"$(j $f tokens_per_request.min)" = 8.0 -a "$(j $f tokens_per_request.max)" = 8.0 -a \
+	"$(j $f gap_us.count)" = 2100 -a "$(j $f proto)" = sse ]
+tt_check "sse: ttft is the first token, not the header block: min >= 2 ms prefill, p50 <= 2.6 ms" \
+	awk -v m="$(j $f ttft_us.min)" -v p="$(j $f ttft_us.p50)" 'BEGIN { exit !(m >= 2000 && p <= 2600) }'
+tt_check "sse: every gap ~ decode (p50 1..1.3 ms), tpot p50 1..1.3 ms, latency ~ 2 + 7 ms" \
+	awk -v g="$(j $f gap_us.p50)" -v t="$(j $f tpot_us.p50)" -v l="$(j $f latency_us.p50)" \
+	'BEGIN { exit !(g >= 1000 && g <= 1300 && t >= 1000 && t <= 1300 && l >= 9000 && l <= 11500) }'
+tt_check "sse percentiles = exact over samples" python3 "$TMP/recompute.py" "$f" "$TMP/c8.txt"
+kill -TERM "$SPID"; wait "$SPID" 2>/dev/null
+tt_check "sse server counts the same 300 requests" [ "$(j "$TMP/s7.json" requests)" = 300 ]
+
+# 8. --proto sse, 10 % of requests decode 5x slower: their tpot is ~5 ms, the others' ~1 ms
+srv 7061 --proto sse --prefill-us const:500 --decode-us const:1000 --slow-decode-share 10 \
+	--slow-decode-factor 5 --seed 3
+cli --connect "$TB_SRV6" --port 7061 --proto sse --concurrency 4 --requests 300 --tokens 6 \
+	--json "$TMP/c9.json" --samples "$TMP/c9.txt"
+nslow=$(awk '!/^#/ && $12 >= 4000 {n++} END {print n+0}' "$TMP/c9.txt")
+nmid=$(awk '!/^#/ && $12 >= 1500 && $12 < 4000 {n++} END {print n+0}' "$TMP/c9.txt")
+echo "# sse slow decode: $nslow of 300 requests with tpot >= 4 ms, $nmid between 1.5 and 4 ms"
+tt_check "sse: --slow-decode-share 10 x5: 12..50 of 300 requests have tpot >= 4 ms, <= 6 in between" \
+	[ "$nslow" -ge 12 -a "$nslow" -le 50 -a "$nmid" -le 6 ]
+
+# 9. --proto h2: 2 connections x 4 streams in flight, PINGs every 5 ms. Streams on one
+# connection overlap: the samples' [send, send + total] intervals of a connection reach 4 deep.
+srv 7070 --proto h2 --prefill-us const:2000 --decode-us const:1000 --json "$TMP/s10.json"
+cli --connect "$TB_SRV6" --port 7070 --proto h2 --conns 2 --streams 4 --requests 400 --tokens 8 \
+	--token-bytes 64 --ping-ms 5 --json "$TMP/c10.json" --samples "$TMP/c10.txt"
+f=$TMP/c10.json
+echo "# h2: ttft min $(j $f ttft_us.min) p50 $(j $f ttft_us.p50) us, gap p50 $(j $f gap_us.p50) us, tpot p50 $(j $f tpot_us.p50) us, ping rtt p50 $(j $f ping_rtt_us.p50) us ($(j $f ping_rtt_us.count))"
+tt_check "h2: 400 requests, no errors, no protocol errors, 8 tokens each, 7 gaps each" \
+	[ "$(j $f requests)" = 400 -a "$(j $f errors)" = 0 -a "$(j $f proto_errors)" = 0 -a \
+	"$(j $f tokens_per_request.min)" = 8.0 -a "$(j $f tokens_per_request.max)" = 8.0 -a \
+	"$(j $f gap_us.count)" = 2800 -a "$(j $f streams)" = 4 ]
+tt_check "h2: ttft is the first DATA message, not HEADERS: min >= 2 ms prefill, p50 <= 2.6 ms" \
+	awk -v m="$(j $f ttft_us.min)" -v p="$(j $f ttft_us.p50)" 'BEGIN { exit !(m >= 2000 && p <= 2600) }'
+tt_check "h2: gap p50 1..1.3 ms, tpot p50 1..1.3 ms, PINGs answered" \
+	awk -v g="$(j $f gap_us.p50)" -v t="$(j $f tpot_us.p50)" -v n="$(j $f ping_rtt_us.count)" \
+	'BEGIN { exit !(g >= 1000 && g <= 1300 && t >= 1000 && t <= 1300 && n >= 20) }'
+depth=$(python3 -c '
+import sys, collections
+ev = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    if l[0] == "#": continue
+    r = l.split(); s = int(r[3]); e = int(r[2]) + float(r[4]) * 1000
+    ev[r[1]] += [(s, 1), (e, -1)]
+best = 0
+for c, v in ev.items():
+    d = 0
+    for t, k in sorted(v, key=lambda x: (x[0], x[1])):
+        d += k; best = max(best, d)
+print(best)' "$TMP/c10.txt")
+tt_check "h2: streams interleave on a connection (in flight at once: $depth, want 4)" [ "$depth" = 4 ]
+tt_check "h2 percentiles = exact over samples" python3 "$TMP/recompute.py" "$f" "$TMP/c10.txt"
+
+# 10. a real gRPC client (grpcio) against the h2 server: every call gets its messages
+if /usr/bin/python3 -c 'import grpc' 2>/dev/null; then
+	ip netns exec tt-cli /usr/bin/python3 "$TT_ROOT/tools/loadgen/grpc_client.py" \
+		--target "$TB_SRV4:7070" --requests 20 --threads 4 --tokens 12 --token-bytes 300 \
+		>"$TMP/g.json" 2>>"$TMP/cli.log"
+	cat "$TMP/g.json" | sed 's/^/# grpcio: /'
+	tt_check "grpcio client: 80 calls, 12 messages of 300 bytes each, no errors" \
+		[ "$(j "$TMP/g.json" calls)" = 80 -a "$(j "$TMP/g.json" errors)" = 0 -a \
+		"$(j "$TMP/g.json" messages_min)" = 12 -a "$(j "$TMP/g.json" messages_max)" = 12 -a \
+		"$(j "$TMP/g.json" sizes_ok)" = True ]
+else
+	tt_skip "grpcio client against the h2 server" "python3-grpcio not installed"
+fi
+kill -TERM "$SPID"; wait "$SPID" 2>/dev/null
+tt_check "h2 server: 400 + 80 requests served, no errors" \
+	[ "$(j "$TMP/s10.json" requests)" = 480 -a "$(j "$TMP/s10.json" errors)" = 0 ]
