@@ -19,6 +19,8 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio kmod zstd debian-archive-keyring
 	# the kernel matrix's third-party ping-pong client and server
 	sockperf
+	# a real gRPC client for loadgen's h2 server (tools/loadgen/grpc_client.py)
+	python3-grpcio
 )
 missing=()
 for p in "${pkgs[@]}"; do
