@@ -60,6 +60,15 @@ struct send_entry {
 	__u64 xmit_ns;   /* ... and handed to the driver (net_dev_start_xmit) */
 };
 
+/* An HTTP/2 stream whose END_STREAM frame was seen: it ends when the frame's last byte
+ * leaves for the device (server) or is read by the application (client). */
+#define H2_PENDING 4
+
+struct h2_pending {
+	__u32 sid;
+	__u32 end_seq;
+};
+
 /* Thread counters at request start, to take deltas at the end. */
 struct sched_mark {
 	__u64 runq, oncpu, offcpu, gpu;
@@ -115,6 +124,20 @@ struct flow {
 	__u8 overlapped;       /* requests were seen to overlap on this connection */
 	__u8 reserved[1];
 	__u32 req_seq; /* a client's write_seq at its request's first byte */
+	/* application framing (bpf/framing.bpf.h) */
+	__u8 proto;          /* enum tt_proto */
+	__u8 proto_tries;    /* data segments looked at without telling the protocol */
+	__u8 await_token;    /* HTTP/1.1: enum await_token */
+	__u8 h2_synced[2];   /* HTTP/2, per direction (0 out, 1 in): h2_next is a frame header */
+	__u8 h2_part_len[2]; /* ... bytes of a frame header cut by a segment's end */
+	__u8 h2_npending;    /* streams ended, waiting for their last byte (h2_pending) */
+	__u8 h2_phead;       /* ... the oldest of them */
+	__u8 h2_part[2][16];
+	__u32 h2_next[2]; /* sequence of the next frame header */
+	struct h2_pending h2_pending[H2_PENDING];
+	__u64 last_send_end_ns;         /* the latest sendmsg returned */
+	__u64 last_in_ns;               /* client: the latest data of a streamed response arrived */
+	__u64 path_base[TT_REQ_STAGES]; /* stage time at the response's first token */
 };
 
 struct {

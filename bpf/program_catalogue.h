@@ -28,7 +28,8 @@ enum feed_kind {
 	FEED_FEXIT,
 	FEED_KPROBE,
 	FEED_KRETPROBE,
-	FEED_SOCKOPS, /* cgroup sockops */
+	FEED_SOCKOPS,    /* cgroup sockops */
+	FEED_CGROUP_SKB, /* cgroup_skb ingress/egress on the cgroup v2 root */
 	FEED_UPROBE,
 	FEED_RUN, /* not attached: run by userspace (BPF_PROG_TEST_RUN) */
 	FEED__MAX,
@@ -76,6 +77,8 @@ X(tt_kfree_skb_noreason, "skb:kfree_skb", 2, FEED_TP_BTF, "skb:kfree_skb", 2, 0)
 X(tt_inet_sock_set_state, "sock:inet_sock_set_state", 0, FEED_TP_BTF, "sock:inet_sock_set_state", 3, 0) \
 X(tt_tcp_destroy_sock, "tcp:tcp_destroy_sock", 0, FEED_TP_BTF, "tcp:tcp_destroy_sock", 1, 0)      \
 X(tt_sockops, "cgroup:sockops", 0, FEED_SOCKOPS, "cgroup v2 root", 0, 0)                          \
+X(tt_skb_egress, "cgroup_skb:egress", 0, FEED_CGROUP_SKB, "cgroup v2 root", 0, PF_REQUESTS)    \
+X(tt_skb_ingress, "cgroup_skb:ingress", 0, FEED_CGROUP_SKB, "cgroup v2 root", 0, PF_REQUESTS)  \
 X(tt_flow_sweep, "flow sweep", 0, FEED_RUN, "bpf_for_each_map_elem", 0, PF_FOR_EACH)              \
 X(tt_flow_sweep_keys, "flow sweep", 1, FEED_RUN, "keys from userspace", 0, 0)                     \
 X(tt_sched_switch, "sched:sched_switch", 0, FEED_TP_BTF, "sched:sched_switch", 4, PF_REQUESTS)    \

@@ -35,6 +35,42 @@ static __always_inline void req_stage(struct flow *f, __u32 stage, __u64 start, 
 		f->covered[stage] = end;
 }
 
+/* HTTP/1.1: where a response's header block went alone (framing.bpf.h). */
+enum await_token {
+	AWAIT_NONE,
+	AWAIT_TOKEN,        /* the header block is out (in): the next data is the first token */
+	AWAIT_HEADERS_HERE, /* client: the segment TCP takes next is that header block */
+};
+
+/* Stages a response's path can delay: all but the scheduler's (marks, not intervals) and
+ * the request histograms. */
+static __always_inline bool stage_on_path(__u32 s)
+{
+	return s < STAGE_SCHED_RUNQ || s == STAGE_RX_BACKLOG;
+}
+
+/* The critical path of a paced response: its first token (server: written; client:
+ * arrived) starts the response; the path's time on each token overlaps the making of the
+ * next one, so only the path's time after the latest token can delay the end. */
+static __always_inline void req_path_base(struct flow *f)
+{
+	for (__u32 s = 0; s < TT_REQ_STAGES; s++)
+		f->path_base[s] = f->req.stage_ns[s];
+}
+
+/* A later token at `now`: what the path took since the first token was off the critical
+ * path (the application was making this token meanwhile); from now on it counts again. */
+static __always_inline void req_path_restart(struct flow *f, __u64 now)
+{
+	for (__u32 s = 0; s < TT_REQ_STAGES; s++) {
+		if (!stage_on_path(s))
+			continue;
+		f->req.stage_ns[s] = f->path_base[s];
+		if (f->covered[s] < now)
+			f->covered[s] = now;
+	}
+}
+
 /* Scheduler deltas over the request: from its start mark to its end mark. */
 static __always_inline void req_sched_deltas(struct flow *f)
 {
@@ -67,32 +103,35 @@ static __always_inline void req_sched_deltas(struct flow *f)
 }
 
 /* Who and where: the flow's fields the event carries. */
-static __always_inline void req_fill_flow(struct flow *f)
+static __always_inline void req_fill_flow(struct flow *f, struct req_event *e)
 {
-	/* the serving thread's last CPU: names the run queue it waited in (sched.runq); kept
-	 * by req_mark_end, which runs on that thread, else looked up */
-	if (f->mark_valid != 3) {
-		__u32 tid = f->tid;
-		struct thread *t = tid ? bpf_map_lookup_elem(&threads, &tid) : NULL;
+	e->sk_cookie = f->cookie;
+	e->tgid = f->tgid;
+	e->tid = f->tid;
+	e->cgroup_id = f->cgroup_id;
+	e->srtt_ns = f->srtt_ns;
+	e->min_rtt_ns = f->min_rtt_ns;
+	e->ifindex = f->ifindex;
+	e->qdisc_handle = f->qdisc_handle;
+	e->netns = f->netns;
+	e->lport = f->lport;
+	e->rport = f->rport;
+	e->family = f->family;
+	e->role = f->role;
+	e->proto = f->proto;
+	__builtin_memcpy(e->raddr, f->raddr, TT_ADDR_LEN);
+	__builtin_memcpy(e->comm, f->comm, TT_COMM_LEN);
+}
 
-		if (t)
-			f->req.cpu = t->cpu;
-	}
-	f->req.sk_cookie = f->cookie;
-	f->req.tgid = f->tgid;
-	f->req.tid = f->tid;
-	f->req.cgroup_id = f->cgroup_id;
-	f->req.srtt_ns = f->srtt_ns;
-	f->req.min_rtt_ns = f->min_rtt_ns;
-	f->req.ifindex = f->ifindex;
-	f->req.qdisc_handle = f->qdisc_handle;
-	f->req.netns = f->netns;
-	f->req.lport = f->lport;
-	f->req.rport = f->rport;
-	f->req.family = f->family;
-	f->req.role = f->role;
-	__builtin_memcpy(f->req.raddr, f->raddr, TT_ADDR_LEN);
-	__builtin_memcpy(f->req.comm, f->comm, TT_COMM_LEN);
+/* The serving thread's last CPU: names the run queue it waited in (sched.runq); kept by
+ * req_mark_end, which runs on that thread, else looked up. */
+static __always_inline void req_fill_cpu(struct flow *f, struct req_event *e)
+{
+	__u32 tid = f->tid;
+	struct thread *t = tid ? bpf_map_lookup_elem(&threads, &tid) : NULL;
+
+	if (t)
+		e->cpu = t->cpu;
 }
 
 /* The finished request to this CPU's ring. userspace polls every 100 ms at the latest:
@@ -100,7 +139,7 @@ static __always_inline void req_fill_flow(struct flow *f)
  * this CPU's ring fills up, once per quarter (ring_wake_due). Every wakeup is an irq_work
  * self-IPI, a VM exit on a guest: woken at every event past the first quarter, a ring
  * raised thousands a second while its reader caught up. */
-static __always_inline void req_output(struct flow *f)
+static __always_inline void req_output(struct req_event *e)
 {
 	__u32 ring = bpf_get_smp_processor_id();
 	void *rb;
@@ -108,7 +147,7 @@ static __always_inline void req_output(struct flow *f)
 	if (ring >= targ_nrings)
 		ring %= targ_nrings;
 	rb = bpf_map_lookup_elem(&req_rings, &ring);
-	if (!rb || bpf_ringbuf_output(rb, &f->req, sizeof(f->req),
+	if (!rb || bpf_ringbuf_output(rb, e, sizeof(*e),
 				      ring_wake_due(bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA),
 						    REQ_RECORD_BYTES, targ_ring_wake)
 					      ? BPF_RB_FORCE_WAKEUP
@@ -118,6 +157,8 @@ static __always_inline void req_output(struct flow *f)
 
 static __always_inline void req_emit(struct flow *f)
 {
+	if (f->proto == PROTO_HTTP2)
+		return; /* its streams are the requests (framing.bpf.h) */
 	if (f->phase == REQ_IDLE || !f->req.first_resp_ns)
 		goto reset;
 	/* --role picks the side to analyse: both ends of a connection can be on this host */
@@ -127,16 +168,19 @@ static __always_inline void req_emit(struct flow *f)
 		f->req.end_ns = f->last_send_ns > f->req.first_resp_ns ? f->last_send_ns
 								       : f->req.first_resp_ns;
 	req_sched_deltas(f);
-	req_fill_flow(f);
+	if (f->mark_valid != 3)
+		req_fill_cpu(f, &f->req);
+	req_fill_flow(f, &f->req);
 	if (f->overlapped)
 		f->req.flags |= REQ_F_OVERLAP;
 	flow_sample(f, STAGE_REQ_LATENCY, f->req.end_ns - f->req.start_ns);
 	flow_sample(f, STAGE_REQ_TTFT, f->req.first_resp_ns - f->req.start_ns);
-	req_output(f);
+	req_output(&f->req);
 reset:
 	__builtin_memset(&f->req, 0, sizeof(f->req));
 	__builtin_memset(f->covered, 0, sizeof(f->covered));
 	f->mark_valid = 0;
+	f->await_token = AWAIT_NONE;
 	f->phase = REQ_IDLE;
 }
 
@@ -201,7 +245,7 @@ static __always_inline bool req_overlaps_server(struct flow *f, const struct seg
 static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 now, __u32 bytes,
 					   const struct seg_ack *a)
 {
-	if (!targ_requests)
+	if (!targ_requests || f->proto == PROTO_HTTP2)
 		return;
 	if (f->role == ROLE_CLIENT) {
 		if (f->phase == REQ_IN && req_overlaps_client(f, a)) {
@@ -212,9 +256,32 @@ static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 
 		if (f->phase == REQ_IN) {
 			f->phase = REQ_OUT;
 			f->req.first_resp_ns = arrival;
+			if (f->await_token == AWAIT_HEADERS_HERE)
+				f->await_token = AWAIT_TOKEN;
+			else
+				req_path_base(f);
+		} else if (f->phase == REQ_OUT && f->await_token == AWAIT_TOKEN) {
+			/* the first token after a header block that came alone */
+			f->await_token = AWAIT_NONE;
+			f->req.first_resp_ns = arrival;
+			f->req.flags |= REQ_F_STREAM;
+			f->req.chunks = 1;
+			f->req.max_gap_ns = 0;
+			req_path_base(f);
+		} else if (f->phase == REQ_OUT && (f->req.flags & REQ_F_STREAM) &&
+			   arrival > f->last_in_ns) {
+			__u64 gap = arrival - f->last_in_ns;
+
+			if (gap > f->req.max_gap_ns)
+				f->req.max_gap_ns = gap;
+			flow_sample(f, STAGE_REQ_GAP, gap);
+			f->req.chunks++;
+			req_path_restart(f, arrival);
 		}
-		if (f->phase == REQ_OUT)
+		if (f->phase == REQ_OUT) {
 			f->req.bytes_in += bytes;
+			f->last_in_ns = arrival;
+		}
 		return;
 	}
 	if (f->phase != REQ_IN) {
@@ -232,7 +299,7 @@ static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 
 static __always_inline void req_on_send(struct flow *f, __u64 now, __u32 tid, __u32 write_seq,
 					__u32 unread)
 {
-	if (!targ_requests)
+	if (!targ_requests || f->proto == PROTO_HTTP2)
 		return;
 	if (f->role == ROLE_CLIENT) {
 		if (f->phase != REQ_IN) {
@@ -247,12 +314,27 @@ static __always_inline void req_on_send(struct flow *f, __u64 now, __u32 tid, __
 		f->phase = REQ_OUT;
 		f->req.first_resp_ns = now;
 		f->req.chunks = 0;
+		req_path_base(f);
+	} else if (f->phase == REQ_OUT && f->await_token == AWAIT_TOKEN) {
+		/* the header block went alone (framing.bpf.h): this is the first token */
+		f->await_token = AWAIT_NONE;
+		f->req.first_resp_ns = now;
+		f->req.flags |= REQ_F_STREAM;
+		f->req.chunks = 0;
+		f->req.max_gap_ns = 0;
+		req_path_base(f);
 	} else if (f->phase == REQ_OUT && f->last_send_ns) {
 		__u64 gap = now - f->last_send_ns;
+		__u64 ret = f->last_send_end_ns > f->last_send_ns ? f->last_send_end_ns
+								  : f->last_send_ns;
 
 		if (gap > f->req.max_gap_ns)
 			f->req.max_gap_ns = gap;
 		flow_sample(f, STAGE_REQ_GAP, gap);
+		/* paced by the application (it paused longer than its last send took), not
+		 * by a send that waited for the path */
+		if (now - ret > ret - f->last_send_ns)
+			req_path_restart(f, now);
 	} else {
 		return;
 	}
@@ -269,7 +351,7 @@ static __always_inline void req_on_send(struct flow *f, __u64 now, __u32 tid, __
  * the response; its first byte counts from the read. */
 static __always_inline void req_on_read(struct flow *f, __u64 now, __u32 bytes)
 {
-	if (!targ_requests)
+	if (!targ_requests || f->proto == PROTO_HTTP2)
 		return;
 	if (f->role == ROLE_CLIENT && f->phase == REQ_IN && !f->overlapped) {
 		f->phase = REQ_OUT;
@@ -278,14 +360,16 @@ static __always_inline void req_on_read(struct flow *f, __u64 now, __u32 bytes)
 		cnt_add(CNT_RESP_UNSEEN, 1);
 	}
 	if (f->role == ROLE_CLIENT && f->phase == REQ_OUT) {
-		if (f->req.end_ns && now - f->req.end_ns > 0) {
+		/* a streamed response's tokens are its arrivals, not its reads */
+		if (f->req.end_ns && now - f->req.end_ns > 0 && !(f->req.flags & REQ_F_STREAM)) {
 			__u64 gap = now - f->req.end_ns;
 
 			if (gap > f->req.max_gap_ns)
 				f->req.max_gap_ns = gap;
 		}
 		f->req.end_ns = now;
-		f->req.chunks++;
+		if (!(f->req.flags & REQ_F_STREAM))
+			f->req.chunks++;
 		req_mark_end(f, now);
 	}
 	(void)bytes;
@@ -294,7 +378,8 @@ static __always_inline void req_on_read(struct flow *f, __u64 now, __u32 bytes)
 /* A response packet left for the device: the server's request ends with its last one. */
 static __always_inline void req_on_tx_out(struct flow *f, __u64 now, __u32 bytes)
 {
-	if (targ_requests && f->role != ROLE_CLIENT && f->phase == REQ_OUT) {
+	if (targ_requests && f->role != ROLE_CLIENT && f->phase == REQ_OUT &&
+	    f->proto != PROTO_HTTP2) {
 		f->req.end_ns = now;
 		f->req.bytes_out += bytes;
 	}

@@ -5,6 +5,7 @@
 #define TT_RX_BPF_H
 
 #include "flow.bpf.h"
+#include "framing.bpf.h"
 #include "nic.bpf.h"
 #include "packet.bpf.h"
 #include "requests.bpf.h"
@@ -258,6 +259,8 @@ static __always_inline void handle_recv(struct sock *sk, int ret, int flags, boo
 		f->rxq_head++;
 	}
 	req_on_read(f, now, ret);
+	if (f->h2_npending)
+		h2_pending_done(f, copied, now);
 }
 
 /* Where a read ends: the tracepoint (6.3+), fexit on tcp_recvmsg (whose arguments lost

@@ -6,6 +6,7 @@
 #include "nic.bpf.h"
 #include "tx.bpf.h"
 #include "rx.bpf.h"
+#include "framing.bpf.h"
 #include "loss.bpf.h"
 #include "sched.bpf.h"
 

@@ -93,27 +93,31 @@ enum tt_counter {
 	CNT_RETRANS_FAST, /* ... while in Recovery (fast retransmit) */
 	CNT_RETRANS_TLP,  /* ... tail-loss probes */
 	CNT_RETRANS_OTHER,
-	CNT_RETRANS_UNTIMED,   /* retransmissions whose original send was not in the ring */
-	CNT_RETRANS_SYNACK,    /* SYN-ACK retransmissions of selected listeners */
-	CNT_DROPS,             /* kfree_skb with a drop reason on traced flows */
-	CNT_ECN_CE,            /* CE marks seen on traced flows */
-	CNT_QDISC_PKTS,        /* packets dequeued from a qdisc (traced devices) */
-	CNT_QDISC_DROPS,       /* packets dropped by a qdisc on traced devices */
-	CNT_HIST_INSERTS,      /* new histogram keys created (evicted = inserts - live) */
-	CNT_HIST_UPDATE_FAIL,  /* histogram key could not be created */
-	CNT_FLOW_UPDATE_FAIL,  /* per-socket state could not be created */
-	CNT_PKT_INSERTS,       /* per-packet/per-send timestamp entries created */
-	CNT_PKT_UPDATE_FAIL,   /* ... that could not be created */
-	CNT_PKT_DELETES,       /* ... consumed and deleted */
-	CNT_EVENTS_LOST,       /* ring buffer reservations that failed */
-	CNT_SCHED_UPDATE_FAIL, /* per-thread state could not be stored */
-	CNT_THREAD_INSERTS,    /* threads tracked (evicted = inserts - deletes - live) */
-	CNT_THREAD_DELETES,    /* ... forgotten at thread exit */
-	CNT_SENDS_UNTIMED,     /* sends acknowledged with no tx.sendq/tx.ack sample */
-	CNT_RETRANS_UNSEEN,    /* retransmissions no event reported, from total_retrans */
-	CNT_CLOSES_UNSEEN,     /* flows of closed sockets found by the sweep, not a close event */
-	CNT_BQL_STALLS,        /* napi:dql_stall_detected: a TX queue's completions stalled */
-	CNT_RESP_UNSEEN,       /* client responses first seen at the read, not at arrival */
+	CNT_RETRANS_UNTIMED,    /* retransmissions whose original send was not in the ring */
+	CNT_RETRANS_SYNACK,     /* SYN-ACK retransmissions of selected listeners */
+	CNT_DROPS,              /* kfree_skb with a drop reason on traced flows */
+	CNT_ECN_CE,             /* CE marks seen on traced flows */
+	CNT_QDISC_PKTS,         /* packets dequeued from a qdisc (traced devices) */
+	CNT_QDISC_DROPS,        /* packets dropped by a qdisc on traced devices */
+	CNT_HIST_INSERTS,       /* new histogram keys created (evicted = inserts - live) */
+	CNT_HIST_UPDATE_FAIL,   /* histogram key could not be created */
+	CNT_FLOW_UPDATE_FAIL,   /* per-socket state could not be created */
+	CNT_PKT_INSERTS,        /* per-packet/per-send timestamp entries created */
+	CNT_PKT_UPDATE_FAIL,    /* ... that could not be created */
+	CNT_PKT_DELETES,        /* ... consumed and deleted */
+	CNT_EVENTS_LOST,        /* ring buffer reservations that failed */
+	CNT_SCHED_UPDATE_FAIL,  /* per-thread state could not be stored */
+	CNT_THREAD_INSERTS,     /* threads tracked (evicted = inserts - deletes - live) */
+	CNT_THREAD_DELETES,     /* ... forgotten at thread exit */
+	CNT_SENDS_UNTIMED,      /* sends acknowledged with no tx.sendq/tx.ack sample */
+	CNT_RETRANS_UNSEEN,     /* retransmissions no event reported, from total_retrans */
+	CNT_CLOSES_UNSEEN,      /* flows of closed sockets found by the sweep, not a close event */
+	CNT_BQL_STALLS,         /* napi:dql_stall_detected: a TX queue's completions stalled */
+	CNT_RESP_UNSEEN,        /* client responses first seen at the read, not at arrival */
+	CNT_STREAM_INSERTS,     /* HTTP/2 streams tracked (evicted = inserts - live) */
+	CNT_STREAM_UPDATE_FAIL, /* ... that could not be stored */
+	CNT_STREAM_DELETES,     /* ... ended */
+	CNT_FRAMING_LOST,       /* HTTP/2 frame headers lost track of (bytes missed), found again */
 	CNT__MAX,
 };
 
@@ -133,6 +137,16 @@ enum tt_role {
 	ROLE_CLIENT, /* outbound then inbound */
 };
 
+/* The application protocol of a connection, read from the first bytes of its data (never
+ * kept): where it has framing, requests follow it (bpf/framing.bpf.h). */
+enum tt_proto {
+	PROTO_UNKNOWN, /* not told yet */
+	PROTO_OPAQUE,  /* no framing known: an exchange is inbound then outbound data */
+	PROTO_HTTP1,   /* HTTP/1.x: a response's header block alone is no token */
+	PROTO_HTTP2,   /* HTTP/2 (h2c, gRPC): one request per stream */
+	PROTO_TLS,     /* TLS hides the framing: exchanges */
+};
+
 /* Per-request record, streamed through a ring buffer once a request completes: individual
  * slow requests are the answer for attribution and the flight recorder. */
 #define TT_REQ_STAGES STAGE_RDMA_WR /* stages that can accumulate inside a request */
@@ -141,6 +155,9 @@ enum tt_role {
 /* requests overlapped on this connection (pipelining), at this request or before it: its
  * bounds come from the byte stream's direction, which several requests in flight blur */
 #define REQ_F_OVERLAP 2
+/* a streamed response: its header block went alone, tokens followed (HTTP/1.1 SSE), or an
+ * HTTP/2 stream; first_resp_ns is its first token */
+#define REQ_F_STREAM 4
 
 struct req_event {
 	__u64 sk_cookie;
@@ -170,7 +187,8 @@ struct req_event {
 	__u8 family;
 	__u8 role;  /* enum tt_role */
 	__u8 flags; /* REQ_F_* */
-	__u8 reserved[5];
+	__u8 proto;      /* enum tt_proto */
+	__u32 stream_id; /* HTTP/2 stream (0: none) */
 	__u8 raddr[TT_ADDR_LEN];
 	char comm[TT_COMM_LEN];
 };

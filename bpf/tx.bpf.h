@@ -6,6 +6,7 @@
 #define TT_TX_BPF_H
 
 #include "flow.bpf.h"
+#include "framing.bpf.h"
 #include "nic.bpf.h"
 #include "packet.bpf.h"
 #include "requests.bpf.h"
@@ -89,6 +90,7 @@ static __always_inline void handle_send_end(struct sock *sk, int ret)
 
 	if (f && f->send_start_ns) {
 		f->send_start_ns = 0;
+		f->last_send_end_ns = bpf_ktime_get_ns();
 		send_end(f, ret);
 	}
 }
@@ -324,6 +326,12 @@ int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 				sends_xmit(f, end, now);
 		}
 		req_on_tx_out(f, now, skb->len);
+		if (f->h2_npending) {
+			__u32 seq, end = skb_tcp_end(skb, &seq);
+
+			if (end != seq)
+				h2_pending_done(f, end, now);
+		}
 	}
 	return 0;
 }

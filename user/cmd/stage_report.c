@@ -238,12 +238,14 @@ void stage_report_counters_print_json(const struct snapshot *s, struct json_writ
 	jw_uint(w, "unmatched_stamps", s->pkt_unmatched);
 	jw_uint(w, "failed_updates",
 		s->counters[CNT_HIST_UPDATE_FAIL] + s->counters[CNT_FLOW_UPDATE_FAIL] +
-			s->counters[CNT_PKT_UPDATE_FAIL] + s->counters[CNT_SCHED_UPDATE_FAIL]);
+			s->counters[CNT_PKT_UPDATE_FAIL] + s->counters[CNT_SCHED_UPDATE_FAIL] +
+			s->counters[CNT_STREAM_UPDATE_FAIL]);
 	jw_uint(w, "slow_requests_cut", s->slow_cut);
 	jw_uint(w, "sends_untimed", s->counters[CNT_SENDS_UNTIMED]);
 	jw_uint(w, "closes_unseen", s->counters[CNT_CLOSES_UNSEEN]);
 	jw_uint(w, "bql_stalls", s->counters[CNT_BQL_STALLS]);
 	jw_uint(w, "responses_unseen", s->counters[CNT_RESP_UNSEEN]);
+	jw_uint(w, "framing_lost", s->counters[CNT_FRAMING_LOST]);
 	jw_object_end(w);
 	stage_report_self_print_json(s, w);
 }
@@ -388,16 +390,18 @@ void stage_report_counters_print_text(const struct snapshot *s, FILE *f)
 	fprintf(f,
 		"tailtrace losses: evicted %llu  lost events %llu  unmatched stamps %llu  "
 		"failed updates %llu  slow requests cut %llu  untimed sends %llu  unseen closes "
-		"%llu  unseen responses %llu\n",
+		"%llu  unseen responses %llu  framing lost %llu\n",
 		(unsigned long long)s->hist_evicted, (unsigned long long)s->events_lost,
 		(unsigned long long)s->pkt_unmatched,
 		(unsigned long long)(s->counters[CNT_HIST_UPDATE_FAIL] +
 				     s->counters[CNT_FLOW_UPDATE_FAIL] +
 				     s->counters[CNT_PKT_UPDATE_FAIL] +
-				     s->counters[CNT_SCHED_UPDATE_FAIL]),
+				     s->counters[CNT_SCHED_UPDATE_FAIL] +
+				     s->counters[CNT_STREAM_UPDATE_FAIL]),
 		(unsigned long long)s->slow_cut, (unsigned long long)s->counters[CNT_SENDS_UNTIMED],
 		(unsigned long long)s->counters[CNT_CLOSES_UNSEEN],
-		(unsigned long long)s->counters[CNT_RESP_UNSEEN]);
+		(unsigned long long)s->counters[CNT_RESP_UNSEEN],
+		(unsigned long long)s->counters[CNT_FRAMING_LOST]);
 	stage_report_self_print_text(s, f);
 }
 

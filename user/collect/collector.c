@@ -344,9 +344,10 @@ static int load_programs(struct collector *c, int cgfd, char *err, size_t errlen
 }
 
 /* The cgroup2 root sees every socket; --cgroup narrows it. Without a cgroup v2 hierarchy
- * sockops stays unattached (returns 0): it only tells each connection's side, which the
- * ports tell otherwise (the guess used for connections older than tailtrace). */
-static int attach_sockops(struct collector *c, struct bpf_program *p, int cgfd)
+ * the cgroup programs stay unattached (returns 0): sockops only tells each connection's
+ * side, which the ports tell otherwise (the guess used for connections older than
+ * tailtrace), and without cgroup_skb requests are exchanges, not the protocol's framing. */
+static int attach_cgroup_root(struct collector *c, struct bpf_program *p, int cgfd)
 {
 	char cgmnt[512];
 	int attach_cgfd = -1, r;
@@ -358,8 +359,8 @@ static int attach_sockops(struct collector *c, struct bpf_program *p, int cgfd)
 	}
 	if (attach_cgfd < 0) {
 		if (log_verbose())
-			fprintf(stderr, "no cgroup v2 hierarchy: the side of each "
-					"connection is guessed from its ports\n");
+			fprintf(stderr, "no cgroup v2 hierarchy: %s not attached\n",
+				bpf_program__name(p));
 		return 0;
 	}
 	r = add_link(c, bpf_program__attach_cgroup(p, attach_cgfd));
@@ -380,8 +381,9 @@ static int attach_programs(struct collector *c, int cgfd, char *err, size_t errl
 			continue;
 		if (p == c->sweep)
 			continue; /* run from collector__poll, not attached */
-		if (p == c->skel->progs.tt_sockops)
-			r = attach_sockops(c, p, cgfd);
+		if (bpf_program__type(p) == BPF_PROG_TYPE_SOCK_OPS ||
+		    bpf_program__type(p) == BPF_PROG_TYPE_CGROUP_SKB)
+			r = attach_cgroup_root(c, p, cgfd);
 		else
 			r = add_link(c, bpf_program__attach(p));
 		if (r)

@@ -81,6 +81,7 @@ struct collector {
 	__u64 user_deleted; /* histogram keys this process deleted after reading */
 	__u64 prev_evicted;
 	__u64 prev_thread_evicted;
+	__u64 prev_stream_evicted;
 	__u64 prev_unmatched;
 	struct attr_agg *agg;
 	struct slow_keep slow;      /* the flight recorder's slow requests */

@@ -252,6 +252,23 @@ static void count_thread_evictions(struct collector *c, struct snapshot *s)
 	}
 }
 
+/* HTTP/2 streams the LRU map let go before they ended (inserted - ended - live), only
+ * when requests are traced (the map is empty otherwise). */
+static void count_stream_evictions(struct collector *c, struct snapshot *s, const __u64 *cur)
+{
+	__u64 live, done, evicted;
+
+	if (!cur[CNT_STREAM_INSERTS])
+		return;
+	live = map_count(c->skel->maps.h2_streams);
+	done = cur[CNT_STREAM_DELETES] + live;
+	evicted = cur[CNT_STREAM_INSERTS] > done ? cur[CNT_STREAM_INSERTS] - done : 0;
+	if (evicted > c->prev_stream_evicted) {
+		s->hist_evicted += evicted - c->prev_stream_evicted;
+		c->prev_stream_evicted = evicted;
+	}
+}
+
 /* Per-packet stamps never matched: overwritten in a full bucket or left by packets we did
  * not see leave (reported as lost, never silently). */
 static void count_unmatched_stamps(struct collector *c, struct snapshot *s, const __u64 *cur)
@@ -415,6 +432,7 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 		return err;
 	count_hist_evictions(c, s, cur, nkeys);
 	count_thread_evictions(c, s);
+	count_stream_evictions(c, s, cur);
 	count_unmatched_stamps(c, s, cur);
 	collect_devnames(c, s);
 	if (c->nic) {

@@ -15,10 +15,15 @@
 static const struct feed_row rows[FEED_ROWS] = { TT_PROGRAM_CATALOGUE(FEED_ROW) };
 
 static const char *const feed_kind_names[FEED__MAX] = {
-	[FEED_TP_BTF] = "tp_btf",       [FEED_FENTRY] = "fentry",
-	[FEED_FEXIT] = "fexit",         [FEED_KPROBE] = "kprobe",
-	[FEED_KRETPROBE] = "kretprobe", [FEED_SOCKOPS] = "sockops",
-	[FEED_UPROBE] = "uprobe",       [FEED_RUN] = "run",
+	[FEED_TP_BTF] = "tp_btf",
+	[FEED_FENTRY] = "fentry",
+	[FEED_FEXIT] = "fexit",
+	[FEED_KPROBE] = "kprobe",
+	[FEED_KRETPROBE] = "kretprobe",
+	[FEED_SOCKOPS] = "sockops",
+	[FEED_CGROUP_SKB] = "cgroup_skb",
+	[FEED_UPROBE] = "uprobe",
+	[FEED_RUN] = "run",
 };
 
 const struct feed_row *feed_rows(void)

@@ -40,6 +40,10 @@ static const char *const counter_names[] = {
 	[CNT_CLOSES_UNSEEN] = "closes_unseen",
 	[CNT_BQL_STALLS] = "bql_stalls",
 	[CNT_RESP_UNSEEN] = "responses_unseen",
+	[CNT_STREAM_INSERTS] = "stream_inserts",
+	[CNT_STREAM_UPDATE_FAIL] = "stream_update_fail",
+	[CNT_STREAM_DELETES] = "stream_deletes",
+	[CNT_FRAMING_LOST] = "framing_lost",
 };
 /* A new counter must get a stable name here before it can be recorded; the size check
  * catches one added at the end, test_record_format catches a gap in the middle. */
