@@ -306,7 +306,7 @@ __noinline int h2_frame(__u64 sk_addr, __u64 hdr, __u64 sid_end, __u64 now, __u3
 
 			if (gap > st->max_gap_ns)
 				st->max_gap_ns = gap;
-			flow_sample(f, STAGE_REQ_GAP, gap);
+			req_gap_sample(f, gap);
 		}
 		h2_stage_mark(f, st->at_last);
 		st->last_ns = now;

@@ -71,6 +71,13 @@ static __always_inline void req_path_restart(struct flow *f, __u64 now)
 	}
 }
 
+/* A gap between two tokens of a response (req.gap): every one, of the side --role keeps. */
+static __always_inline void req_gap_sample(const struct flow *f, __u64 gap)
+{
+	if (targ_role == ROLE_AUTO || f->role == targ_role)
+		flow_sample(f, STAGE_REQ_GAP, gap);
+}
+
 /* Scheduler deltas over the request: from its start mark to its end mark. */
 static __always_inline void req_sched_deltas(struct flow *f)
 {
@@ -274,7 +281,7 @@ static __always_inline void req_on_inbound(struct flow *f, __u64 arrival, __u64 
 
 			if (gap > f->req.max_gap_ns)
 				f->req.max_gap_ns = gap;
-			flow_sample(f, STAGE_REQ_GAP, gap);
+			req_gap_sample(f, gap);
 			f->req.chunks++;
 			req_path_restart(f, arrival);
 		}
@@ -330,7 +337,7 @@ static __always_inline void req_on_send(struct flow *f, __u64 now, __u32 tid, __
 
 		if (gap > f->req.max_gap_ns)
 			f->req.max_gap_ns = gap;
-		flow_sample(f, STAGE_REQ_GAP, gap);
+		req_gap_sample(f, gap);
 		/* paced by the application (it paused longer than its last send took), not
 		 * by a send that waited for the path */
 		if (now - ret > ret - f->last_send_ns)

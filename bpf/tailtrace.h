@@ -145,6 +145,7 @@ enum tt_proto {
 	PROTO_HTTP1,   /* HTTP/1.x: a response's header block alone is no token */
 	PROTO_HTTP2,   /* HTTP/2 (h2c, gRPC): one request per stream */
 	PROTO_TLS,     /* TLS hides the framing: exchanges */
+	PROTO__MAX,
 };
 
 /* Per-request record, streamed through a ring buffer once a request completes: individual

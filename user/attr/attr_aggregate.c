@@ -70,8 +70,14 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 	hist_record(&sd->lat, s.latency_ns);
 	if (s.ttft_ns)
 		hist_record(&sd->ttft, s.ttft_ns);
-	if (ev->chunks > 1)
+	if (ev->chunks > 1) {
 		hist_record(&sd->gap, ev->max_gap_ns);
+		/* time per output token: the response after its first token, per token */
+		if (ev->end_ns > ev->first_resp_ns && ev->first_resp_ns)
+			hist_record(&sd->tpot, (ev->end_ns - ev->first_resp_ns) / (ev->chunks - 1));
+	}
+	sd->stream_reqs += !!(ev->flags & REQ_F_STREAM);
+	sd->proto_reqs[ev->proto < PROTO__MAX ? ev->proto : PROTO_UNKNOWN]++;
 	bucket_add(b, ev, &s);
 	sd->overlap_reqs += !!(ev->flags & REQ_F_OVERLAP);
 	attr_places_record(a, ev, &s, slot >> ATTR_BAND_SHIFT);
@@ -86,7 +92,11 @@ void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
 		hist_add(&ds->lat, &ss->lat);
 		hist_add(&ds->ttft, &ss->ttft);
 		hist_add(&ds->gap, &ss->gap);
+		hist_add(&ds->tpot, &ss->tpot);
 		ds->overlap_reqs += ss->overlap_reqs;
+		ds->stream_reqs += ss->stream_reqs;
+		for (int p = 0; p < PROTO__MAX; p++)
+			ds->proto_reqs[p] += ss->proto_reqs[p];
 		for (__u32 i = 0; i < HIST_SLOTS; i++)
 			for (int f = 0; f < ATTR_FIELDS; f++)
 				ds->b[i].v[f] += ss->b[i].v[f];

@@ -522,6 +522,18 @@ static void tail_analyze(const struct attr_agg *a, int d, const struct snapshot 
 		g->verdict.class == VERDICT_NONE ? VERDICT_KIND_NONE : VERDICT_KIND_EPISODIC;
 }
 
+/* Every gap between tokens, from the req.gap histograms of the interval (the kernel samples
+ * each gap of a streamed response; with --role only that side's). */
+static void itl_summarize(const struct snapshot *s, struct hist_summary *out)
+{
+	struct hist all = { 0 };
+
+	for (size_t i = 0; s && i < s->nhists; i++)
+		if (s->hists[i].key.stage == STAGE_REQ_GAP)
+			hist_add(&all, &s->hists[i].h);
+	hist_summarize(&all, out);
+}
+
 static void side_analyze(const struct attr_agg *a, int d, const struct snapshot *s,
 			 const struct attr_params *P, struct attr_report *r)
 {
@@ -535,6 +547,10 @@ static void side_analyze(const struct attr_agg *a, int d, const struct snapshot 
 	hist_summarize(&sd->lat, &r->latency);
 	hist_summarize(&sd->ttft, &r->ttft);
 	hist_summarize(&sd->gap, &r->gap);
+	hist_summarize(&sd->tpot, &r->tpot);
+	r->stream_reqs = sd->stream_reqs;
+	memcpy(r->proto_reqs, sd->proto_reqs, sizeof(r->proto_reqs));
+	itl_summarize(s, &r->itl);
 
 	/* the median group: the requests ranked from p40 to p60 */
 	if (sd->lat.count) {

@@ -13,12 +13,17 @@
  *   per side (server, client):
  *     3 x hist: count sum max, n, n x (slot, value)
  *     nbuckets, nbuckets x (slot, nfields x value)
- *     overlap_reqs (version 3 only)
+ *     overlap_reqs (version 3 on)
+ *     (version 4) tpot hist, stream_reqs, nprotos, nprotos x requests
  *   nplaces, nplaces x place
  *   places_unstored, places_unstored_ns
  *   (version 3) npaths, npaths x path, paths_unstored
  *   u64 FNV-1a of everything before it (little-endian)
- * Version 3 (written) is version 2 with each side's count of requests that overlapped
+ * Version 4 (written) is version 3 with each side's streamed responses after overlap_reqs:
+ * the time-per-output-token histogram, how many requests were streamed, and the requests
+ * by connection protocol (enum tt_proto order; a decoder takes the protocols it knows and
+ * refuses a count above its own). Versions 1 to 3 read them as absent.
+ * Version 3 is version 2 with each side's count of requests that overlapped
  * others on their connection after its buckets (no more than the side's requests), and
  * the path floors (docs/attribution.md §1) at the end, so that `report` over recorded
  * windows knows the base RTT of each path: a path is
@@ -39,13 +44,14 @@
  * A decoder refuses other versions and other field/part counts, except blobs from before
  * parts were added at the end (ATTR_PARTS_V2 .. ATTR_PARTS parts; the missing parts read
  * as zero): a record written by a different model is not silently reinterpreted. */
-#define ATTR_MAGIC          "TTAT"
-#define ATTR_VERSION        3
-#define ATTR_VERSION_VARINT 2
-#define ATTR_VERSION_FIXED  1
-#define ATTR_HDR_LEN        20
-#define ATTR_PRESENT_RADDR  1u
-#define ATTR_PRESENT_COMM   2u
+#define ATTR_MAGIC           "TTAT"
+#define ATTR_VERSION         4
+#define ATTR_VERSION_STREAMS 4
+#define ATTR_VERSION_VARINT  2
+#define ATTR_VERSION_FIXED   1
+#define ATTR_HDR_LEN         20
+#define ATTR_PRESENT_RADDR   1u
+#define ATTR_PRESENT_COMM    2u
 
 struct wbuf {
 	unsigned char *p;
@@ -230,6 +236,13 @@ int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, 
 		}
 		if (version >= 3)
 			w_num(&w, sd->overlap_reqs, 8);
+		if (version >= ATTR_VERSION_STREAMS) {
+			w_hist(&w, &sd->tpot);
+			w_num(&w, sd->stream_reqs, 8);
+			w_num(&w, PROTO__MAX, 4);
+			for (int p = 0; p < PROTO__MAX; p++)
+				w_num(&w, sd->proto_reqs[p], 8);
+		}
 	}
 	w_num(&w, a->nplaces, 4);
 	for (size_t i = 0; i < a->nplaces; i++) {
@@ -382,6 +395,21 @@ static void r_side(struct rbuf *r, struct attr_side *sd)
 	if (r->version >= 3) {
 		sd->overlap_reqs = r_num(r, 8);
 		if (!r->err && sd->overlap_reqs > reqs)
+			r->err = -EINVAL;
+	}
+	if (r->version >= ATTR_VERSION_STREAMS) {
+		__u64 nprotos, sum = 0;
+
+		r_hist(r, &sd->tpot);
+		sd->stream_reqs = r_num(r, 8);
+		nprotos = r_num(r, 4);
+		if (!r->err && (sd->stream_reqs > reqs || nprotos > PROTO__MAX))
+			r->err = -EINVAL;
+		for (__u64 p = 0; p < nprotos && !r->err; p++) {
+			sd->proto_reqs[p] = r_num(r, 8);
+			sum += sd->proto_reqs[p];
+		}
+		if (!r->err && (sum > reqs || sd->tpot.count > reqs))
 			r->err = -EINVAL;
 	}
 }

@@ -77,9 +77,11 @@ struct attr_place {
 enum { SIDE_SERVER, SIDE_CLIENT, SIDES };
 
 struct attr_side {
-	struct hist lat, ttft, gap;
+	struct hist lat, ttft, gap, tpot;
 	struct attr_bucket b[HIST_SLOTS];
 	__u64 overlap_reqs; /* requests with REQ_F_OVERLAP: several were in flight at once */
+	__u64 stream_reqs;  /* streamed responses (REQ_F_STREAM): HTTP/2 streams, SSE */
+	__u64 proto_reqs[PROTO__MAX]; /* requests by the connection's protocol */
 };
 
 /* The path's base round trip (docs/attribution.md §1, "Base vs inflation RTT"): the

@@ -138,6 +138,25 @@ static void pr_budget(FILE *f, const char *name, const struct attr_group *g)
 }
 
 /* The chronic question: the p99 and median requests' floor, work and waiting. */
+/* What a request is here: HTTP/2 streams and HTTP/1.1 responses follow the protocol's
+ * framing, TLS connections hide it (their requests are exchanges of data). */
+static void pr_framing(FILE *f, const struct attr_report *r)
+{
+	const __u64 *p = r->proto_reqs;
+	__u64 h1_streamed = r->stream_reqs > p[PROTO_HTTP2] ? r->stream_reqs - p[PROTO_HTTP2] : 0;
+
+	if (!r->requests || (!p[PROTO_HTTP1] && !p[PROTO_HTTP2] && !p[PROTO_TLS]))
+		return;
+	fprintf(f, "  framing: %llu HTTP/2 streams, %llu HTTP/1 (%llu streamed), %llu other",
+		(unsigned long long)p[PROTO_HTTP2], (unsigned long long)p[PROTO_HTTP1],
+		(unsigned long long)h1_streamed,
+		(unsigned long long)(p[PROTO_UNKNOWN] + p[PROTO_OPAQUE]));
+	if (p[PROTO_TLS])
+		fprintf(f, ", %llu TLS (framing hidden: these are exchanges, not requests)",
+			(unsigned long long)p[PROTO_TLS]);
+	fputc('\n', f);
+}
+
 static void pr_chronic(FILE *f, const struct attr_report *r)
 {
 	fputs("where the time goes (floor: what a request costs when nothing waits):\n", f);
@@ -226,6 +245,9 @@ void attr_report__print_text(const struct attr_report *r, FILE *f)
 	pr_summary_line(f, "latency", &r->latency);
 	pr_summary_line(f, "ttft", &r->ttft);
 	pr_summary_line(f, "gap", &r->gap);
+	pr_summary_line(f, "itl", &r->itl);
+	pr_summary_line(f, "tpot", &r->tpot);
+	pr_framing(f, r);
 	if (r->places_unstored)
 		fprintf(f, "places not stored (table full): %llu\n",
 			(unsigned long long)r->places_unstored);
@@ -244,6 +266,19 @@ static void js_quantiles(struct json_writer *w, const char *key, const struct hi
 	jw_double(w, "p999", (double)h->p999_ns / 1e3);
 	jw_double(w, "max", (double)h->max_ns / 1e3);
 	jw_uint(w, "overflow", h->overflow);
+	jw_object_end(w);
+}
+
+static void js_framing(struct json_writer *w, const struct attr_report *r)
+{
+	jw_object_begin(w, "framing");
+	jw_uint(w, "http2_streams", r->proto_reqs[PROTO_HTTP2]);
+	jw_uint(w, "http1", r->proto_reqs[PROTO_HTTP1]);
+	jw_uint(w, "tls", r->proto_reqs[PROTO_TLS]);
+	jw_uint(w, "other", r->proto_reqs[PROTO_UNKNOWN] + r->proto_reqs[PROTO_OPAQUE]);
+	jw_uint(w, "streamed", r->stream_reqs);
+	/* TLS hides the framing: its requests are exchanges of data */
+	jw_bool(w, "tls_figures_are_exchanges", r->proto_reqs[PROTO_TLS] > 0);
 	jw_object_end(w);
 }
 
@@ -404,6 +439,9 @@ void attr_report__print_json(const struct attr_report *r, struct json_writer *w)
 	js_quantiles(w, "latency_us", &r->latency);
 	js_quantiles(w, "ttft_us", &r->ttft);
 	js_quantiles(w, "gap_us", &r->gap);
+	js_quantiles(w, "inter_token_us", &r->itl);
+	js_quantiles(w, "tpot_us", &r->tpot);
+	js_framing(w, r);
 	/* requests in flight together on one connection: the figures above are exchanges */
 	jw_object_begin(w, "overlap");
 	jw_uint(w, "requests", r->overlap_reqs);

@@ -264,6 +264,10 @@ struct attr_report {
 	bool has_other;            /* the other side had requests too: */
 	struct attr_verdict other; /* its p99 verdict */
 	struct hist_summary latency, ttft, gap;
+	struct hist_summary tpot; /* streamed responses: time per output token */
+	struct hist_summary itl;  /* every gap between tokens (req.gap), not only the largest */
+	__u64 stream_reqs;        /* streamed responses (HTTP/2 streams, SSE) */
+	__u64 proto_reqs[PROTO__MAX];
 	struct attr_group median, tail, p999;
 	bool has_p999;
 	__u64 places_unstored; /* place updates the bounded table could not keep */

@@ -122,8 +122,9 @@ static int cmp_series(const void *a, const void *b)
 	return strcmp(((const struct om_series *)a)->labels, ((const struct om_series *)b)->labels);
 }
 
+/* `request_family`: the labels of a request family (one stage, no place): host and group. */
 static void series_labels(const struct snapshot *s, const char *host, const struct hist_key *k,
-			  char *out, size_t len)
+			  bool request_family, char *out, size_t len)
 {
 	const struct stage_info *si = stage_info(k->stage);
 	char group[96], place[96], eg[200], ep[200];
@@ -132,14 +133,19 @@ static void series_labels(const struct snapshot *s, const char *host, const stru
 	export_place_label(s, k, place, sizeof(place));
 	escape_value(eg, sizeof(eg), group);
 	escape_value(ep, sizeof(ep), place);
+	if (request_family) {
+		snprintf(out, len, "%s%sgroup=\"%s\"", host, host[0] ? "," : "", eg);
+		return;
+	}
 	snprintf(out, len, "%s%sstage=\"%s\",class=\"%s\",group=\"%s\",place=\"%s\"", host,
 		 host[0] ? "," : "", si->name, class_name(si->class), eg, ep);
 }
 
 /* Keys that differ only in what the labels do not show (netns, address family...) are
- * one series: a label set may appear only once in a family. */
-static int collect_series(const struct snapshot *s, const char *host, struct om_series **out,
-			  size_t *n)
+ * one series: a label set may appear only once in a family. `stage` >= 0: that stage's
+ * series only, labelled as a request family. */
+static int collect_series(const struct snapshot *s, const char *host, int stage,
+			  struct om_series **out, size_t *n)
 {
 	struct om_series *v;
 	size_t cnt = 0, w = 0;
@@ -148,9 +154,10 @@ static int collect_series(const struct snapshot *s, const char *host, struct om_
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nhists; i++) {
-		if (!stage_info(s->hists[i].key.stage))
+		if (!stage_info(s->hists[i].key.stage) ||
+		    (stage >= 0 && s->hists[i].key.stage != stage))
 			continue;
-		series_labels(s, host, &s->hists[i].key, v[cnt].labels, LABELS_LEN);
+		series_labels(s, host, &s->hists[i].key, stage >= 0, v[cnt].labels, LABELS_LEN);
 		v[cnt].h = s->hists[i].h;
 		cnt++;
 	}
@@ -168,7 +175,7 @@ static int collect_series(const struct snapshot *s, const char *host, struct om_
 	return 0;
 }
 
-static void print_histogram(FILE *f, const struct om_series *se, __u64 ts)
+static void print_histogram(FILE *f, const char *fam, const struct om_series *se, __u64 ts)
 {
 	const struct hist *h = &se->h;
 	__u64 cum = 0, total = 0;
@@ -183,19 +190,17 @@ static void print_histogram(FILE *f, const struct om_series *se, __u64 ts)
 
 		for (; slot < end; slot++)
 			cum += h->slots[slot];
-		fprintf(f, "tailtrace_stage_latency_seconds_bucket{%s,le=\"", se->labels);
+		fprintf(f, "%s_bucket{%s,le=\"", fam, se->labels);
 		print_seconds(f, (1ULL << k) - 1);
 		fprintf(f, "\"} %llu", (unsigned long long)cum);
 		print_ts(f, ts);
 		fputc('\n', f);
 	}
-	fprintf(f, "tailtrace_stage_latency_seconds_bucket{%s,le=\"+Inf\"} %llu", se->labels,
-		(unsigned long long)total);
+	fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %llu", fam, se->labels, (unsigned long long)total);
 	print_ts(f, ts);
-	fprintf(f, "\ntailtrace_stage_latency_seconds_count{%s} %llu", se->labels,
-		(unsigned long long)total);
+	fprintf(f, "\n%s_count{%s} %llu", fam, se->labels, (unsigned long long)total);
 	print_ts(f, ts);
-	fprintf(f, "\ntailtrace_stage_latency_seconds_sum{%s} ", se->labels);
+	fprintf(f, "\n%s_sum{%s} ", fam, se->labels);
 	print_seconds(f, h->sum_ns);
 	print_ts(f, ts);
 	fputc('\n', f);
@@ -389,6 +394,40 @@ static void print_sampling(FILE *f, const struct snapshot *s, const char *host, 
 	      s->budget_floor_pct / 100, ts);
 }
 
+/* The request stages again under the names serving stacks use for their own figures, so
+ * a dashboard can put tailtrace's next to them. */
+static const struct {
+	int stage;
+	const char *family, *help;
+} request_families[] = {
+	{ STAGE_REQ_LATENCY, "tailtrace_request_latency_seconds",
+	  "Request latency on the socket, first request byte to last response byte" },
+	{ STAGE_REQ_TTFT, "tailtrace_time_to_first_token_seconds",
+	  "Time to the first token (first response data after a header block sent alone; "
+	  "an HTTP/2 stream's first DATA frame)" },
+	{ STAGE_REQ_GAP, "tailtrace_inter_token_latency_seconds",
+	  "Every gap between consecutive tokens (response sends or arrivals) of a request" },
+};
+
+static int print_request_families(FILE *f, const struct snapshot *s, const char *host, __u64 ts)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(request_families); k++) {
+		struct om_series *series;
+		size_t n;
+		int err = collect_series(s, host, request_families[k].stage, &series, &n);
+
+		if (err)
+			return err;
+		if (n)
+			family(f, request_families[k].family, "histogram", "seconds",
+			       request_families[k].help);
+		for (size_t i = 0; i < n; i++)
+			print_histogram(f, request_families[k].family, &series[i], ts);
+		free(series);
+	}
+	return 0;
+}
+
 int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)
 {
 	char name[96], help[160], host[2 * SNAP_HOST_LEN + 8], labels[32];
@@ -398,14 +437,17 @@ int export_openmetrics_families(FILE *f, const struct snapshot *s, __u64 ts)
 	bool any_drop = false;
 
 	host_pair(s, host, sizeof(host));
-	err = collect_series(s, host, &series, &n);
+	err = collect_series(s, host, -1, &series, &n);
 	if (err)
 		return err;
 	family(f, "tailtrace_stage_latency_seconds", "histogram", "seconds",
 	       "Latency of each stage (docs/stages.md) by grouping and place");
 	for (size_t i = 0; i < n; i++)
-		print_histogram(f, &series[i], ts);
+		print_histogram(f, "tailtrace_stage_latency_seconds", &series[i], ts);
 	free(series);
+	err = print_request_families(f, s, host, ts);
+	if (err)
+		return err;
 
 	for (int i = 0; i < CNT__MAX; i++) {
 		snprintf(name, sizeof(name), "tailtrace_%s", rec_counter_name(i));
