@@ -186,8 +186,8 @@ struct req_event {
 	__u16 lport;
 	__u16 rport;
 	__u8 family;
-	__u8 role;  /* enum tt_role */
-	__u8 flags; /* REQ_F_* */
+	__u8 role;       /* enum tt_role */
+	__u8 flags;      /* REQ_F_* */
 	__u8 proto;      /* enum tt_proto */
 	__u32 stream_id; /* HTTP/2 stream (0: none) */
 	__u8 raddr[TT_ADDR_LEN];
