@@ -353,7 +353,7 @@ static __always_inline void h2_walk(struct __sk_buff *skb, struct flow *f, __u32
 				    __u32 poff, __u32 plen, __u64 now)
 {
 	__u8 b[H2_HDR_LEN] = {};
-	__u32 next, off, i;
+	__u32 next, off, have, i;
 
 	if (dir > 1)
 		return;
@@ -374,15 +374,20 @@ static __always_inline void h2_walk(struct __sk_buff *skb, struct flow *f, __u32
 	}
 	if ((__s32)(next + f->h2_part_len[dir] - (seq + plen)) >= 0)
 		return; /* all of it is before the cursor: a retransmission */
-	if (f->h2_part_len[dir]) {
-		__u32 have = f->h2_part_len[dir] & 7, need = H2_HDR_LEN - have;
+	have = f->h2_part_len[dir];
+	if (have) {
+		__u32 need;
 
 		f->h2_part_len[dir] = 0;
-		if (need > plen || next + have != seq)
+		if (have > 8 || next + have != seq)
+			goto lost;
+		/* 1 to 8, as the verifier can see */
+		need = ((H2_HDR_LEN - have - 1) & 7) + 1;
+		if (need > plen)
 			goto lost;
 		/* completed in the flow: the verifier takes a variable offset into a map
 		 * value, not into the stack */
-		if (bpf_skb_load_bytes(skb, poff, &f->h2_part[dir][have], need & 15))
+		if (bpf_skb_load_bytes(skb, poff, &f->h2_part[dir][have], need))
 			goto lost;
 		__builtin_memcpy(b, f->h2_part[dir], H2_HDR_LEN);
 		next = h2_header(f, b, next, dir, now);
@@ -392,9 +397,9 @@ static __always_inline void h2_walk(struct __sk_buff *skb, struct flow *f, __u32
 		if (off >= plen)
 			break;
 		if (plen - off < H2_HDR_LEN) {
-			__u32 have = (plen - off) & 7;
-
-			if (have && !bpf_skb_load_bytes(skb, poff + off, f->h2_part[dir], have))
+			/* 1 to 8 bytes (off < plen), as the verifier can see */
+			have = ((plen - off - 1) & 7) + 1;
+			if (!bpf_skb_load_bytes(skb, poff + off, f->h2_part[dir], have))
 				f->h2_part_len[dir] = have;
 			break;
 		}
