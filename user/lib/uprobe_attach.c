@@ -131,8 +131,8 @@ fail:
 	return NULL;
 }
 
-struct bpf_link *uprobe_attacher__attach(struct uprobe_attacher *a, struct bpf_program *p,
-					 int pid, const char *path, size_t off, bool ret)
+struct bpf_link *uprobe_attacher__attach(struct uprobe_attacher *a, struct bpf_program *p, int pid,
+					 const char *path, size_t off, bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 	struct bpf_link *l;

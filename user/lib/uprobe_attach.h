@@ -29,8 +29,8 @@ struct uprobe_attacher {
 
 /* A uprobe (ret: a return probe) of program p on path at file offset off, firing in pid
  * only (-1: every process): through the PMU, else through tracefs. NULL with errno set. */
-struct bpf_link *uprobe_attacher__attach(struct uprobe_attacher *a, struct bpf_program *p,
-					 int pid, const char *path, size_t off, bool ret);
+struct bpf_link *uprobe_attacher__attach(struct uprobe_attacher *a, struct bpf_program *p, int pid,
+					 const char *path, size_t off, bool ret);
 /* Destroys a link of uprobe_attacher__attach (NULL: nothing) and deletes its tracefs event. */
 void uprobe_attacher__detach(struct uprobe_attacher *a, struct bpf_link *l);
 /* Frees the bookkeeping; every link must be detached first. */

@@ -83,8 +83,8 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 		}
 		return -errno;
 	}
-	t->entry[i] =
-		attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, false), g->pid, fdp, g->probe_offset, false);
+	t->entry[i] = attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, false), g->pid, fdp, g->probe_offset,
+				false);
 	if (!t->entry[i]) {
 		err = -errno;
 		uprobe_attacher__detach(&t->up, t->ret[i]);
