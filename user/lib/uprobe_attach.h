@@ -36,7 +36,8 @@ void uprobe_attacher__detach(struct uprobe_attacher *a, struct bpf_link *l);
 /* Frees the bookkeeping; every link must be detached first. */
 void uprobe_attacher__free(struct uprobe_attacher *a);
 /* Deletes the tracefs events of tailtrace processes that are gone (killed before they could
- * delete theirs). Returns how many. */
+ * delete theirs). One still in use (a tailtrace alive in another pid namespace) cannot be
+ * deleted: the kernel answers EBUSY. Returns how many were tried. */
 int uprobe_tracefs_sweep(void);
 
 #endif
