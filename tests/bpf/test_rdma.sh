@@ -41,6 +41,15 @@ wait_for() {
 	return 1
 }
 
+# capeff PID: the effective capabilities (hex) of a running tailtrace
+capeff() { awk '/^CapEff:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# caps_within HEX MASK: nonempty HEX with no bit outside MASK. After attach an RDMA session
+# keeps CAP_BPF (39), CAP_PERFMON (38), CAP_SYS_PTRACE (19), CAP_DAC_READ_SEARCH (2) without
+# -p, and CAP_SYS_NICE (23) where RLIMIT_NICE cannot be raised; never CAP_SYS_ADMIN (21)
+CAPS_P=$(((1 << 39) | (1 << 38) | (1 << 19) | (1 << 23)))
+CAPS_ALL=$((CAPS_P | (1 << 2)))
+caps_within() { [ -n "$1" ] && (((0x$1 & ~$2) == 0)) && (((0x$1 >> 21 & 1) == 0)); }
+
 # run_scenario NAME "APP ARGS" "TAILTRACE ARGS" [WAIT_PATTERN]: starts the app paused
 # before opening the device, starts tailtrace on it, lets the app open the device, waits
 # for WAIT_PATTERN on tailtrace's stderr (the data path attached), lets it post, and
@@ -56,6 +65,7 @@ run_scenario() {
 	wait_for "$W/$name.err" "watching\|poll_cq at" || echo "# $name: no watching line"
 	touch "$W/go-open"
 	wait_for "$W/$name.err" "$pattern" || echo "# $name: '$pattern' never seen"
+	capeff "$TT_PID" >"$W/$name.capeff"
 	touch "$W/go-post"
 	wait "$APP_PID"; local arc=$?
 	APP_PID=
@@ -137,6 +147,12 @@ if run_scenario ops "$APP_ARGS" "--rdma-full"; then
 		h=$(how_of ops $fn)
 		tt_check "ops-table path found $fn ($h)" [ "$h" = "ops-table" ]
 	done
+	# the data path attached after the drop (the app opened its device then), so with
+	# CAP_SYS_ADMIN gone: where the kernel asks it of the uprobe PMU, through tracefs
+	tt_check "rdma -p: after attach CapEff $(cat "$W/ops.capeff") holds no CAP_SYS_ADMIN, no CAP_DAC_READ_SEARCH" \
+		caps_within "$(cat "$W/ops.capeff")" "$CAPS_P"
+	tt_check "rdma: no uprobe event left in tracefs" \
+		sh -c '! grep -q "tailtrace_" /sys/kernel/tracing/uprobe_events 2>/dev/null'
 else
 	tt_fail "ops-table scenario ran"
 fi
@@ -325,6 +341,8 @@ APP_PID=$!
 TT_PID=$!
 wait_for "$W/exr.err" "watching\|poll_cq at"
 touch "$W/go-open" "$W/go-post"
+sleep 1
+EXR_CAPS=$(capeff "$TT_PID")
 wait "$TT_PID"; trc=$?
 TT_PID=
 kill "$APP_PID" 2>/dev/null; wait "$APP_PID" 2>/dev/null; APP_PID=
@@ -334,6 +352,8 @@ d = json.loads(open(sys.argv[1]).read())
 v = [x for x in d["rdma"] if x["family"] == "verbs"][0]
 print("# %s: %d transfers, %d failed, %d on retries; %s" % (v["class"], v["count"], v["failed"], v["retry_failed"], v["rule"]))
 sys.exit(0 if v["class"] == "transport" and v["retry_failed"] > 0 and v["failed"] > v["retry_failed"] else 1)' "$W/exr.json"
+tt_check "explain --rdma -p: while tracing CapEff $EXR_CAPS holds no CAP_SYS_ADMIN" \
+	caps_within "$EXR_CAPS" "$CAPS_P"
 "$TAILTRACE" explain --rdma --sysfs-root /nonexistent/root -d 1 >"$W/e.out" 2>"$W/e.err"
 rc=$?
 tt_check "explain --rdma --sysfs-root not a directory: one error line, exit 2" \
@@ -688,6 +708,7 @@ hostile_run() { # NAME LIB TAILTRACE_ARGS...
 	"$TAILTRACE" rdma "${pargs[@]}" "$@" -d 3 -j >"$W/$name.json" 2>"$W/$name.err" &
 	TT_PID=$!
 	wait_for "$W/$name.err" "not attaching ops.poll_cq" || echo "# $name: no refusal line"
+	capeff "$TT_PID" >"$W/$name.capeff"
 	# ground truth from the kernel: where tailtrace's uprobes are (it attaches through the
 	# descriptors it opened, /proc/self/fd/N: resolved through its /proc/PID/fd)
 	uprobes=$(bpftool perf show -j 2>/dev/null | python3 -c '
@@ -715,6 +736,10 @@ print("\n".join(sorted({real(e["filename"]) for e in json.load(sys.stdin)
 	tt_check "$name: every uprobe tailtrace held was in the verbs library ($lib)" \
 		sh -c "[ -n '$uprobes' ] && [ -z \"\$(echo '$uprobes' | grep -v '^$(readlink -f "$lib")\$')\" ]"
 	tt_check "$name: the FIFO was never opened" [ ! -e "$W/$name.fifo_opened" ]
+	local caps=$CAPS_ALL
+	[ "$name" = hostile_p ] && caps=$CAPS_P
+	tt_check "$name: after attach CapEff $(cat "$W/$name.capeff") holds no CAP_SYS_ADMIN" \
+		caps_within "$(cat "$W/$name.capeff")" "$caps"
 	tt_check "$name: the hostile process and the bystander ran to the end ($hrc, $brc)" \
 		sh -c "[ $hrc -eq 0 ] && [ $brc -eq 0 ] && grep -q 'bystander calls' '$W/$name.bystander'"
 	kill "$wp" 2>/dev/null

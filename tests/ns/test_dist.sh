@@ -109,7 +109,7 @@ tt_check "the shipped TAILTRACE_RECORD_OPTS parse ($TAILTRACE_RECORD_OPTS)" test
 
 # --- Kubernetes DaemonSet: the unit's capabilities, the mounts record needs ---
 ds=$TT_ROOT/dist/kubernetes/tailtrace-daemonset.yaml
-tt_check "DaemonSet: capabilities = the unit's bounding set, host tree and BTF mounted, args parse" \
+tt_check "DaemonSet: capabilities = the unit's bounding set, host tree, BTF and tracefs (as the unit) mounted, args parse" \
 	python3 - "$ds" "$TT_ROOT/dist/systemd/tailtrace-record.service" "$TAILTRACE" <<'PY'
 import re, subprocess, sys, yaml
 ds = yaml.safe_load(open(sys.argv[1]))
@@ -124,6 +124,12 @@ assert spec["hostNetwork"] and spec["hostPID"]
 vols = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
 mounts = {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
 assert mounts["/sys/kernel/btf"] == "/sys/kernel/btf", mounts
+# --rdma's uprobes go through tracefs where the kernel asks CAP_SYS_ADMIN of the uprobe PMU:
+# writable in both, or in neither
+unit_rw = "ReadWritePaths=-/sys/kernel/tracing" in open(sys.argv[2]).read()
+ro = {m["mountPath"]: m.get("readOnly", False) for m in c["volumeMounts"]}
+assert unit_rw == (mounts.get("/sys/kernel/tracing") == "/sys/kernel/tracing" and
+                   not ro["/sys/kernel/tracing"]), (unit_rw, mounts)
 args = c["args"]
 assert mounts[args[args.index("--cgroup") + 1]] == "/sys/fs/cgroup", mounts
 assert args[args.index("-o") + 1] in mounts, "the state directory is a volume"

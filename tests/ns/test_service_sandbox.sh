@@ -62,4 +62,47 @@ if grep -qiE "error|denied|read-only" "$work/err"; then
 else
 	tt_ok "no permission error on stderr"
 fi
+
+# --- record --rdma in the same sandbox: the unit's set is enough for it. It has no
+# CAP_SYS_ADMIN, which Linux 6.16 asks of the uprobe PMU: there the uprobes (control hooks
+# at start, the data path once the app opens its device, after the drop) go through tracefs
+app=$TT_BUILD/rdma/rdma_app
+if [ -x "$app" ]; then
+	state2=$work/state2
+	mkdir -m 0700 "$state2"
+	"$app" --wrs 2000 --go-open "$work/go-open" --go-post "$work/go-post" \
+		--out "$work/app.json" >/dev/null 2>&1 &
+	apid=$!
+	# shellcheck disable=SC2016
+	unshare --mount --propagation private sh -c '
+		mount --bind "$1" "$1" && mount -o remount,bind,ro / || exit 99
+		caps=$2
+		shift 2
+		exec setpriv --no-new-privs --bounding-set "-all,$caps" --inh-caps -all -- "$@"
+	' _ "$state2" "$caps" "$TAILTRACE" record -o "$state2" --rdma -p "$apid" --rdma-full \
+		-i 1 -d 4 >"$work/rout" 2>"$work/rerr" &
+	pid=$!
+	for _ in $(seq 600); do grep -q "watching" "$work/rerr" && break; sleep 0.1; done
+	touch "$work/go-open"
+	for _ in $(seq 200); do grep -q "poll_cq at" "$work/rerr" && break; sleep 0.1; done
+	rcaps=
+	for p in $pid $(pgrep -P "$pid"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = tailtrace ] &&
+			rcaps=$(awk '/^CapEff/ { print $2 }' "/proc/$p/status") && break
+	done
+	touch "$work/go-post"
+	wait "$apid"
+	wait "$pid"
+	rc=$?
+	pid=
+	sed 's/^/# /' "$work/rerr" | head -8
+	tt_check "record --rdma -p in the sandbox: data path attached after the drop, exit 0 (got $rc)" \
+		sh -c "[ $rc -eq 0 ] && grep -q 'poll_cq at' '$work/rerr' && ! grep -q 'cannot attach' '$work/rerr'"
+	tt_check "record --rdma -p: CapEff ${rcaps:-?} once attached: no CAP_SYS_ADMIN, nothing outside the unit's set" \
+		sh -c "[ -n '$rcaps' ] && [ \$(((0x$rcaps >> 21) & 1)) -eq 0 ] && [ \$((0x$rcaps & ~((1 << 39) | (1 << 38) | (1 << 19) | (1 << 23)))) -eq 0 ]"
+	tt_check "record --rdma: no uprobe event left in tracefs" \
+		sh -c '! grep -q "tailtrace_" /sys/kernel/tracing/uprobe_events 2>/dev/null'
+else
+	tt_skip "record --rdma in the sandbox" "$app not built"
+fi
 exit 0

@@ -82,12 +82,9 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 
 /* What the run still needs once attached. Reading maps and rings, and running the flow
  * sweep (BPF_PROG_TEST_RUN), go through file descriptors already open and need none.
- * RDMA discovery attaches uprobes to processes that start later: perf_event_open of a
- * uprobe (CAP_PERFMON), libbpf's feature probes (CAP_BPF), the new process's maps and
- * libraries through /proc/PID (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH). With only those,
- * Linux 6.18 refuses perf_event_open of a uprobe on another process with EACCES (measured:
- * explain --rdma on a process that opened its device after the drop); with CAP_SYS_ADMIN
- * too it attaches. So an RDMA session keeps CAP_SYS_ADMIN as well. */
+ * RDMA discovery attaches uprobes to processes that start later: what `rdma` keeps
+ * (rdma_privs_after_attach(): no CAP_SYS_ADMIN; the kernels that ask it of the uprobe PMU
+ * get their uprobes through tracefs). */
 static __u64 privs_to_keep(const struct session *s)
 {
 	/* --rdma: what attaching to processes that start later needs, as for `rdma` */

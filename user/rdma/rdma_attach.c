@@ -49,12 +49,10 @@ static struct bpf_program *fn_prog(struct rdma_tracer *t, int fn, bool ret)
 
 /* pid: the one process the probe fires in (its breakpoint is written into no other), -1
  * for every process mapping the file */
-static struct bpf_link *attach_at(struct bpf_program *p, int pid, const char *path, __u64 off,
-				  bool ret)
+static struct bpf_link *attach_at(struct rdma_tracer *t, struct bpf_program *p, int pid,
+				  const char *path, __u64 off, bool ret)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
-
-	return bpf_program__attach_uprobe_opts(p, pid, path, (size_t)off, &uo);
+	return uprobe_attacher__attach(&t->up, p, pid, path, (size_t)off, ret);
 }
 
 static int poll_links(struct rdma_tracer *t, size_t i, bool on)
@@ -68,15 +66,15 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 		return 0;
 	if (!on) {
 		/* exit first: a return probe without its entry only finds no state */
-		bpf_link__destroy(t->ret[i]);
-		bpf_link__destroy(t->entry[i]);
+		uprobe_attacher__detach(&t->up, t->ret[i]);
+		uprobe_attacher__detach(&t->up, t->entry[i]);
 		t->ret[i] = t->entry[i] = NULL;
 		g->attached = false;
 		return 0;
 	}
 	rdma_fd_path(g->fd, fdp, sizeof(fdp));
 	t->ret[i] =
-		attach_at(fn_prog(t, RDMA_FN_POLL_CQ, true), g->pid, fdp, g->probe_offset, true);
+		attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, true), g->pid, fdp, g->probe_offset, true);
 	if (!t->ret[i]) {
 		/* the process exited: its target stays, detached */
 		if (errno == ESRCH) {
@@ -85,11 +83,11 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 		}
 		return -errno;
 	}
-	t->entry[i] =
-		attach_at(fn_prog(t, RDMA_FN_POLL_CQ, false), g->pid, fdp, g->probe_offset, false);
+	t->entry[i] = attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, false), g->pid, fdp, g->probe_offset,
+				false);
 	if (!t->entry[i]) {
 		err = -errno;
-		bpf_link__destroy(t->ret[i]);
+		uprobe_attacher__detach(&t->up, t->ret[i]);
 		t->ret[i] = NULL;
 		return err;
 	}
@@ -187,7 +185,7 @@ static int add_target(struct rdma_tracer *t, int fn, int fd, const char *path, _
 		if (t->full || t->window_open)
 			err = poll_links(t, i, true);
 	} else {
-		t->entry[i] = attach_at(fn_prog(t, fn, false), pid, fdp, g->probe_offset, false);
+		t->entry[i] = attach_at(t, fn_prog(t, fn, false), pid, fdp, g->probe_offset, false);
 		if (!t->entry[i])
 			err = -errno;
 		else
@@ -509,7 +507,7 @@ int rdma_attach_control(struct rdma_tracer *t, char *err, size_t errlen)
 			continue;
 		/* one site for a function's entry and return programs */
 		t->ctl[h] = attach_at(
-			progs[h], t->pid ? t->pid : -1, fdp,
+			t, progs[h], t->pid ? t->pid : -1, fdp,
 			uprobe_entry_offset(fdp, off, UPROBE_READS_MEMORY | UPROBE_RETURN),
 			ctl_hooks[h].ret);
 		if (t->ctl[h])

@@ -139,6 +139,8 @@ int rdma_tracer__open(const struct tt_opts *o, FILE *notes, struct rdma_tracer *
 	t->t0_ns = mono_ns();
 	t->window_open = true; /* the first window opens at start */
 	t->ncpus = libbpf_num_possible_cpus();
+	/* uprobe events a killed tailtrace left in tracefs (lib/uprobe_attach.h) */
+	uprobe_tracefs_sweep();
 	t->skel = rdma_bpf__open();
 	if (!t->skel) {
 		snprintf(err, errlen, "cannot open the RDMA BPF object: %s", strerror(errno));
@@ -224,18 +226,19 @@ void rdma_tracer__close(struct rdma_tracer *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < RDMA_TARGETS_MAX; i++) {
-		bpf_link__destroy(t->ret[i]);
-		bpf_link__destroy(t->entry[i]);
+		uprobe_attacher__detach(&t->up, t->ret[i]);
+		uprobe_attacher__detach(&t->up, t->entry[i]);
 	}
 	for (size_t i = 0; i < t->ntgt; i++)
 		close(t->tgt[i].fd);
 	if (t->ctl_fd > 0)
 		close(t->ctl_fd);
 	for (int h = 0; h < CTL__MAX; h++)
-		bpf_link__destroy(t->ctl[h]);
+		uprobe_attacher__detach(&t->up, t->ctl[h]);
 	bpf_link__destroy(t->waking);
 	for (int i = 0; i < t->nucx_links; i++)
-		bpf_link__destroy(t->ucx_links[i]);
+		uprobe_attacher__detach(&t->up, t->ucx_links[i]);
+	uprobe_attacher__free(&t->up);
 	ring_buffer__free(t->rb);
 	rdma_bpf__destroy(t->skel);
 	free(t->for_read.v);
@@ -247,9 +250,9 @@ __u64 rdma_privs_after_attach(const struct rdma_tracer *t)
 {
 	__u64 keep = 1ull << CAP_PERFMON | 1ull << CAP_BPF | 1ull << CAP_SYS_PTRACE;
 
+	/* no CAP_SYS_ADMIN: where the kernel asks it of the uprobe PMU, later uprobes are made
+	 * through tracefs (lib/uprobe_attach.h) */
 	if (!t->pid)
 		keep |= 1ull << CAP_DAC_READ_SEARCH;
-	/* measured on Linux 6.18: perf_event_open of a uprobe bound to another process fails
-	 * with EACCES without it (late ops-table targets, poll windows, UCX callbacks) */
-	return keep | 1ull << CAP_SYS_ADMIN;
+	return keep;
 }

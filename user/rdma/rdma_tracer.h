@@ -117,8 +117,9 @@ bool rdma_tracer__target_alive(const struct rdma_tracer *t);
 /* The capabilities (PRIV_BIT(CAP_*) ORed) a tracer still needs once attached, to attach to
  * what appears later: perf_event_open of a uprobe (CAP_PERFMON), bpf() for every map read
  * and link (CAP_BPF), another process's maps, memory and root (CAP_SYS_PTRACE) and, without
- * -p, the libraries of processes of any user (CAP_DAC_READ_SEARCH). and CAP_SYS_ADMIN,
- * which Linux 6.18 still asks of a uprobe bound to another process (EACCES without). */
+ * -p, the libraries of processes of any user (CAP_DAC_READ_SEARCH). Never CAP_SYS_ADMIN:
+ * where the kernel asks it of the uprobe PMU (6.16 on), the uprobe is made through tracefs
+ * (lib/uprobe_attach.h). */
 __u64 rdma_privs_after_attach(const struct rdma_tracer *t);
 /* Detaches everything. */
 void rdma_tracer__close(struct rdma_tracer *t);

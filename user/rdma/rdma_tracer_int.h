@@ -5,6 +5,7 @@
 #ifndef TT_RDMA_TRACER_INT_H
 #define TT_RDMA_TRACER_INT_H
 
+#include "lib/uprobe_attach.h"
 #include "rdma/rdma_tracer.h" /* brings bpf/rdma_types.h: before the skeleton */
 #include "lib/escape.h"
 
@@ -59,6 +60,7 @@ struct rdma_tracer {
 	struct rdma_ucx_info ucx;
 	struct bpf_link *ucx_links[RDMA_UCX_LINKS_MAX];
 	int nucx_links;
+	struct uprobe_attacher up; /* every uprobe link above is made and destroyed here */
 };
 
 /* rdma_tracer.c: one line on the notes stream, when there is one */

@@ -22,12 +22,11 @@
 static struct bpf_link *ucx_attach(struct rdma_tracer *t, struct bpf_program *p, int pid,
 				   const char *path, __u64 off, bool ret)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 	struct bpf_link *l;
 
 	if (t->nucx_links == RDMA_UCX_LINKS_MAX)
 		return NULL;
-	l = bpf_program__attach_uprobe_opts(p, pid, path, (size_t)off, &uo);
+	l = uprobe_attacher__attach(&t->up, p, pid, path, (size_t)off, ret);
 	if (l)
 		t->ucx_links[t->nucx_links++] = l;
 	return l;
