@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Token streams as inference servers send them, judged against the clients' own timings:
+# HTTP/1.1 SSE (the header block written at once, one chunked event per token) and gRPC
+# server streaming over h2c with several streams in flight on each connection
+# (loadgen --proto sse / h2), and a real gRPC client (Debian's python3-grpcio). Both ends
+# are traced at once, one `explain --role server` and one `--role client`:
+#   clean: requests within 1 % of the client's, verdict none, TTFT p50/p99 within 10 %,
+#          inter-token p50/p99 within 25 %, latency p50/p99 within 10 %
+#   slow prefill on 3 % of the requests (+80 ms): verdict compute, TTFT p99 within 15 %
+#   slow decode on 3 % of the requests (tokens 15x further apart): verdict compute,
+#          inter-token p99 within 25 %
+set -u
+. "$(dirname "$0")/../lib.sh"
+tt_require_root
+tt_testbed_lock
+for b in "$TAILTRACE" "$LOADGEN"; do
+	[ -x "$b" ] || { tt_fail "$(basename "$b") not built ($b)"; exit 1; }
+done
+
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	"$TESTBED" down >/dev/null 2>&1
+	[ -n "${TT_KEEP:-}" ] && cp -r "$TMP" "$TT_KEEP"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+tt_testbed_up
+PORT=7300
+PREFILL=10000
+DECODE=1000
+TOKENS=24
+
+# explain on both sides while a client runs; the reports in $TMP/$1.{server,client}.json
+# run NAME PROTO CLIENT-ARGS -- SERVER-ARGS
+run() {
+	local name=$1 proto=$2 cargs=() sargs=() ts tc sp
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do cargs+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	sargs=("$@")
+	PORT=$((PORT + 1))
+	ip netns exec "$TB_NS_SRV" "$LOADGEN" server --listen :: --port $PORT --proto "$proto" \
+		--prefill-us const:$PREFILL --decode-us const:$DECODE --tokens $TOKENS \
+		--duration 60 "${sargs[@]}" >"$TMP/$name.srv.log" 2>&1 &
+	sp=$!
+	PIDS+=("$sp")
+	"$TAILTRACE" explain -j --port $PORT --role server -d 60 >"$TMP/$name.server.json" \
+		2>"$TMP/$name.server.err" &
+	ts=$!
+	"$TAILTRACE" explain -j --port $PORT --role client -d 60 >"$TMP/$name.client.json" \
+		2>"$TMP/$name.client.err" &
+	tc=$!
+	PIDS+=("$ts" "$tc")
+	if ! tt_wait_attached $ts || ! tt_wait_attached $tc; then
+		tt_fail "$name: tailtrace did not attach: $(cat "$TMP/$name.server.err" \
+			"$TMP/$name.client.err" | head -3)"
+		return 1
+	fi
+	ip netns exec "$TB_NS_CLI" "$LOADGEN" client --connect "$TB_SRV4" --port $PORT \
+		--proto "$proto" --tokens $TOKENS --json "$TMP/$name.lg.json" "${cargs[@]}" \
+		>"$TMP/$name.cli.log" 2>&1 ||
+		{ tt_fail "$name: the client failed: $(tail -2 "$TMP/$name.cli.log")"; }
+	sleep 0.5
+	kill -INT $ts $tc 2>/dev/null
+	wait $ts $tc
+	kill $sp 2>/dev/null
+	wait $sp 2>/dev/null
+	return 0
+}
+
+# judge NAME SIDE CHECKS...: each check "what:tolerance" against the client's JSON
+#   count   requests within 1 %         verdict=CLASS
+#   ttft50 ttft99 itl50 itl99 lat50 lat99: tailtrace's percentile within TOL of the client's
+judge() {
+	local name=$1 side=$2
+	shift 2
+	python3 - "$TMP/$name.$side.json" "$TMP/$name.lg.json" "$name $side" "$@" >"$TMP/judge.out" <<'EOF' 
+import json, sys
+tt, lg, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+pairs = {"ttft": ("ttft_us", "ttft_us"), "itl": ("inter_token_us", "gap_us"),
+         "lat": ("latency_us", "latency_us")}
+for check in sys.argv[4:]:
+    what, _, arg = check.partition("=" if check.startswith("verdict") else ":")
+    if what == "count":
+        a, e = tt["requests"], lg["requests"]
+        ok = abs(a - e) <= 0.01 * e
+        print("%s - %s: requests %d vs the client's %d" % ("ok" if ok else "not ok", label, a, e))
+    elif what == "verdict":
+        v = tt["verdict"]
+        ok = v["class"] == arg
+        print("%s - %s: verdict %s (expected %s): %s" % ("ok" if ok else "not ok", label,
+              v["class"], arg, v["summary"]))
+    else:
+        key, p = what[:-2], "p" + what[-2:]
+        tk, lk = pairs[key]
+        a, e, tol = tt[tk][p], lg[lk][p], float(arg)
+        ok = abs(a - e) <= tol * e
+        print("%s - %s: %s %s %.0f us vs the client's %.0f us (%+.1f%%, within %d%%)" % (
+              "ok" if ok else "not ok", label, tk, p, a, e, 100 * (a - e) / e, 100 * tol))
+EOF
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) tt_ok "${line#ok - }";;
+		"not ok - "*) tt_fail "${line#not ok - }";;
+		*) echo "# $line";;
+		esac
+	done <"$TMP/judge.out"
+}
+
+for proto in sse h2; do
+	streams=()
+	[ $proto = h2 ] && streams=(--streams 4 --ping-ms 20)
+	run $proto-clean $proto --conns 4 --concurrency 4 --duration 5 "${streams[@]}" || continue
+	for side in server client; do
+		judge $proto-clean $side count verdict=none ttft50:0.10 ttft99:0.10 itl50:0.25 \
+			itl99:0.25 lat50:0.10 lat99:0.10
+	done
+	run $proto-prefill $proto --conns 4 --concurrency 4 --duration 6 "${streams[@]}" \
+		-- --slow-share 3 --slow-extra-us 80000 || continue
+	judge $proto-prefill server count verdict=compute ttft99:0.15
+	run $proto-decode $proto --conns 4 --concurrency 4 --duration 6 "${streams[@]}" \
+		-- --slow-decode-share 3 --slow-decode-factor 15 || continue
+	judge $proto-decode server count verdict=compute itl99:0.25
+done
+
+# a real gRPC client: every call it made is one request (stream), none of its control
+# frames (SETTINGS, WINDOW_UPDATE, PING) is one
+if /usr/bin/python3 -c 'import grpc' 2>/dev/null; then
+	PORT=$((PORT + 1))
+	ip netns exec "$TB_NS_SRV" "$LOADGEN" server --listen :: --port $PORT --proto h2 \
+		--prefill-us const:2000 --decode-us const:500 --duration 60 >"$TMP/grpc.srv.log" 2>&1 &
+	sp=$!
+	PIDS+=("$sp")
+	"$TAILTRACE" explain -j --port $PORT --role server -d 60 >"$TMP/grpc.json" \
+		2>"$TMP/grpc.err" &
+	ts=$!
+	PIDS+=("$ts")
+	if tt_wait_attached $ts; then
+		ip netns exec "$TB_NS_CLI" /usr/bin/python3 "$TT_ROOT/tools/loadgen/grpc_client.py" \
+			--target "$TB_SRV4:$PORT" --requests 40 --threads 4 --tokens 12 \
+			>"$TMP/grpc.out" 2>&1
+		sleep 0.5
+		kill -INT $ts
+		wait $ts
+		calls=$(tt_json "$TMP/grpc.out" calls 2>/dev/null || echo 0)
+		reqs=$(tt_json "$TMP/grpc.json" requests 2>/dev/null || echo -1)
+		streams=$(tt_json "$TMP/grpc.json" framing.http2_streams 2>/dev/null || echo -1)
+		tt_check "grpcio: requests $reqs ($streams HTTP/2 streams) vs the client's $calls calls" \
+			[ "$calls" -gt 0 ] && [ "$reqs" = "$calls" ] && [ "$streams" = "$calls" ]
+	else
+		tt_fail "grpcio: tailtrace did not attach: $(head -3 "$TMP/grpc.err")"
+	fi
+else
+	tt_skip "grpcio client" "python3-grpcio not installed (tools/deps.sh installs it)"
+fi
