@@ -77,6 +77,17 @@ struct {
 
 static const struct h2_stream zero_stream;
 
+/* A segment with more frame headers than one walk takes (a TSO segment of a backlog of
+ * small tokens holds hundreds) goes on in the same program again: a tail call per walk,
+ * up to the kernel's 33. One array a direction (the kernel holds a program array to one
+ * attach type); userspace fills slot 0. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} framing_more_out SEC(".maps"), framing_more_in SEC(".maps");
+
 /* A frame header that HTTP/2 allows (RFC 9113 section 6): a type's fixed length and
  * whether it belongs to a stream or the connection. */
 static __always_inline bool h2_plausible(const __u8 *b)
@@ -348,15 +359,16 @@ static __always_inline __u32 h2_header(struct flow *f, const __u8 *b, __u32 next
 }
 
 /* The frame headers in this segment's payload [seq, seq + plen), from the direction's
- * cursor. A header cut by the segment's end is kept and completed by the next one. */
-static __always_inline void h2_walk(struct __sk_buff *skb, struct flow *f, __u32 dir, __u32 seq,
+ * cursor. A header cut by the segment's end is kept and completed by the next one.
+ * Returns true when frames are left for another walk. */
+static __always_inline bool h2_walk(struct __sk_buff *skb, struct flow *f, __u32 dir, __u32 seq,
 				    __u32 poff, __u32 plen, __u64 now)
 {
 	__u8 b[H2_HDR_LEN] = {};
 	__u32 next, off, have, i;
 
 	if (dir > 1)
-		return;
+		return false;
 	next = f->h2_next[dir];
 	if (f->h2_synced[dir] && (__s32)(next - seq) < 0 &&
 	    !(f->h2_part_len[dir] && next + f->h2_part_len[dir] == seq)) {
@@ -367,13 +379,13 @@ static __always_inline void h2_walk(struct __sk_buff *skb, struct flow *f, __u32
 	if (!f->h2_synced[dir]) {
 		if (plen < H2_HDR_LEN || bpf_skb_load_bytes(skb, poff, b, H2_HDR_LEN) ||
 		    !h2_plausible(b))
-			return;
+			return false;
 		next = seq;
 		f->h2_part_len[dir] = 0;
 		f->h2_synced[dir] = 1;
 	}
 	if ((__s32)(next + f->h2_part_len[dir] - (seq + plen)) >= 0)
-		return; /* all of it is before the cursor: a retransmission */
+		return false; /* all of it is before the cursor: a retransmission */
 	have = f->h2_part_len[dir];
 	if (have) {
 		__u32 need;
@@ -407,13 +419,12 @@ static __always_inline void h2_walk(struct __sk_buff *skb, struct flow *f, __u32
 			break;
 		next = h2_header(f, b, next, dir, now);
 	}
-	if (i == H2_FRAMES_PER_SKB && (__s32)(next - (seq + plen)) < 0)
-		goto lost; /* more frames than one walk takes */
 	f->h2_next[dir] = next;
-	return;
+	return i == H2_FRAMES_PER_SKB && (__s32)(next - (seq + plen)) < 0;
 lost:
 	f->h2_synced[dir] = 0;
 	cnt_add(CNT_FRAMING_LOST, 1);
+	return false;
 }
 
 /* HTTP/1: a response's header block alone in a segment (status line, and the block's end
@@ -430,66 +441,76 @@ static __always_inline bool h1_headers_alone(struct __sk_buff *skb, const __u8 *
 	return bytes_are(tail + 4, "\r\n\r\n", 4) && !bytes_are(tail + 1, "\r\n0\r\n\r\n", 7);
 }
 
-/* A segment of a traced connection: `out` from this side. */
-static __always_inline void framing_skb(struct __sk_buff *skb, bool out)
+/* The flow of a segment's socket, when traced and its framing still read. */
+static __always_inline struct flow *framing_flow(struct __sk_buff *skb)
 {
 	struct bpf_sock *bsk = skb->sk;
-	__u32 poff, plen, seq, n, dir = out ? 0 : 1;
 	struct tcp_sock *tp;
-	__u8 b[16] = {};
-	struct tcphdr th;
 	struct flow *f;
-	__u64 addr, now;
+	__u64 addr;
 
 	if (!targ_requests || !bsk)
-		return;
+		return NULL;
 	tp = bpf_skc_to_tcp_sock(bsk);
 	if (!tp)
-		return;
+		return NULL;
 	addr = (__u64)tp;
 	f = bpf_map_lookup_elem(&flows, &addr);
 	if (!f || f->verdict != FLOW_TRACED || f->proto == PROTO_OPAQUE || f->proto == PROTO_TLS)
-		return;
+		return NULL;
+	return f;
+}
+
+/* A segment of a traced connection: `out` from this side. Returns true when frame headers
+ * are left for another walk. */
+static __always_inline bool framing_skb(struct __sk_buff *skb, bool out)
+{
+	__u32 poff, plen, seq, n, dir = out ? 0 : 1;
+	struct flow *f = framing_flow(skb);
+	__u8 b[16] = {};
+	struct tcphdr th;
+	__u64 now;
+
+	if (!f)
+		return false;
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		__u8 vihl;
 
 		if (bpf_skb_load_bytes(skb, 0, &vihl, 1))
-			return;
+			return false;
 		poff = (vihl & 0xf) * 4;
 	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		poff = 40; /* TCP right after the fixed header: what TCP sockets send */
 	} else {
-		return;
+		return false;
 	}
 	if (bpf_skb_load_bytes(skb, poff, &th, sizeof(th)))
-		return;
+		return false;
 	seq = bpf_ntohl(th.seq);
 	poff += th.doff * 4;
 	if (skb->len <= poff)
-		return;
+		return false;
 	plen = skb->len - poff;
 	now = bpf_ktime_get_ns();
-	if (f->proto == PROTO_HTTP2) {
-		h2_walk(skb, f, dir, seq, poff, plen, now);
-		return;
-	}
+	if (f->proto == PROTO_HTTP2)
+		return h2_walk(skb, f, dir, seq, poff, plen, now);
 	/* HTTP/1.1 needs a look only where a response may begin; unknown ones at their
 	 * first data segments */
 	if (f->proto == PROTO_HTTP1 &&
 	    !(f->role == ROLE_SERVER && out && f->phase == REQ_OUT && f->req.chunks == 1 &&
 	      f->await_token == AWAIT_NONE) &&
 	    !(f->role == ROLE_CLIENT && !out && f->phase == REQ_IN))
-		return;
+		return false;
 	/* constant lengths: shorter segments tell nothing */
 	n = plen >= sizeof(b) ? sizeof(b) : H2_HDR_LEN;
 	if (plen < H2_HDR_LEN ||
 	    bpf_skb_load_bytes(skb, poff, b, plen >= sizeof(b) ? sizeof(b) : H2_HDR_LEN))
-		return;
+		return false;
 	if (f->proto == PROTO_UNKNOWN) {
 		__u8 p = proto_of(b, n, skb, poff, plen);
 
 		if (p == PROTO_UNKNOWN && ++f->proto_tries < PROTO_TRIES)
-			return;
+			return false;
 		f->proto = p == PROTO_UNKNOWN ? PROTO_OPAQUE : p;
 		if (p == PROTO_HTTP2) {
 			h2_begin(f, now);
@@ -498,32 +519,50 @@ static __always_inline void framing_skb(struct __sk_buff *skb, bool out)
 			f->h2_synced[dir] = 1;
 			f->h2_next[dir] = seq + (bytes_are(b, "PRI *", 5) ? 24 : 0);
 			f->h2_synced[dir ^ 1] = 0;
-			h2_walk(skb, f, dir, seq, poff, plen, now);
-			return;
+			return h2_walk(skb, f, dir, seq, poff, plen, now);
 		}
 		if (p != PROTO_HTTP1)
-			return;
+			return false;
 	}
 	if (!h1_headers_alone(skb, b, n, poff, plen))
-		return;
+		return false;
 	if (out)
 		f->await_token = AWAIT_TOKEN; /* the server's next send is the first token */
 	else
 		f->await_token = AWAIT_HEADERS_HERE; /* TCP takes this segment next */
+	return false;
+}
+
+/* More frame headers than 33 walks take: the rest of the segment is lost to the framing,
+ * which looks for a frame header again at the next segment. */
+static __always_inline void framing_give_up(struct __sk_buff *skb, bool out)
+{
+	struct flow *f = framing_flow(skb);
+
+	if (f) {
+		f->h2_synced[out ? 0 : 1] = 0;
+		cnt_add(CNT_FRAMING_LOST, 1);
+	}
 }
 
 /* Always let the packet through: tailtrace only looks. */
 SEC("cgroup_skb/egress")
 int tt_skb_egress(struct __sk_buff *skb)
 {
-	framing_skb(skb, true);
+	if (framing_skb(skb, true)) {
+		bpf_tail_call(skb, &framing_more_out, 0);
+		framing_give_up(skb, true);
+	}
 	return 1;
 }
 
 SEC("cgroup_skb/ingress")
 int tt_skb_ingress(struct __sk_buff *skb)
 {
-	framing_skb(skb, false);
+	if (framing_skb(skb, false)) {
+		bpf_tail_call(skb, &framing_more_in, 0);
+		framing_give_up(skb, false);
+	}
 	return 1;
 }
 

@@ -10,6 +10,9 @@
 #   slow prefill on 3 % of the requests (+80 ms): verdict compute, TTFT p99 within 15 %
 #   slow decode on 3 % of the requests (tokens 15x further apart): verdict compute,
 #          inter-token p99 within 25 %
+#   the server's link shared with a bulk flow (a standing queue in its tbf): verdict
+#          congestion, the median request's congestion waiting within 0.5-2x of what the
+#          queue added to the client's latency p50
 set -u
 . "$(dirname "$0")/../lib.sh"
 tt_require_root
@@ -85,7 +88,17 @@ tt, lg, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.
 pairs = {"ttft": ("ttft_us", "ttft_us"), "itl": ("inter_token_us", "gap_us"),
          "lat": ("latency_us", "latency_us")}
 for check in sys.argv[4:]:
-    what, _, arg = check.partition("=" if check.startswith("verdict") else ":")
+    what, _, arg = check.partition("=" if "=" in check else ":")
+    if what == "queue":
+        # what the queue added to the client's median, from the clean run's
+        clean = json.load(open(sys.argv[2].replace(label.split()[0], arg)))
+        added = lg["latency_us"]["p50"] - clean["latency_us"]["p50"]
+        w = tt["median"]["split"]["waiting_us"]["congestion"]
+        ok = added > 0 and 0.5 * added <= w <= 2 * added
+        print("%s - %s: median congestion waiting %.1f ms vs the %.1f ms the queue added to "
+              "the client's p50 (x%.2f, within 0.5-2)" % ("ok" if ok else "not ok", label,
+              w / 1e3, added / 1e3, w / added if added > 0 else 0))
+        continue
     if what == "count":
         a, e = tt["requests"], lg["requests"]
         ok = abs(a - e) <= 0.01 * e
@@ -126,6 +139,12 @@ for proto in sse h2; do
 	run $proto-decode $proto --conns 4 --concurrency 4 --duration 6 "${streams[@]}" \
 		-- --slow-decode-share 3 --slow-decode-factor 15 || continue
 	judge $proto-decode server count verdict=compute itl99:0.25
+	"$TESTBED" congest --link srv --rate 20mbit --buffer 64kb --bulk loadgen --bulk-conns 4 \
+		--duration 60 >/dev/null 2>&1 || { tt_fail "$proto: testbed congest failed"; continue; }
+	sleep 2
+	run $proto-queue $proto --conns 4 --concurrency 4 --duration 6 "${streams[@]}" || continue
+	"$TESTBED" clear >/dev/null 2>&1
+	judge $proto-queue server count verdict=congestion queue=$proto-clean
 done
 
 # a real gRPC client: every call it made is one request (stream), none of its control

@@ -315,6 +315,26 @@ static struct tailtrace_bpf *object_open(bool compat)
 
 /* Loads the programs, then what must exist before they attach: the request rings, the
  * stamp arrays' views and the cgroup filter. */
+/* The framing programs walk a long segment on in themselves (bpf/framing.bpf.h): each
+ * in its own program array, when loaded. */
+static int framing_more_setup(struct collector *c, char *err, size_t errlen)
+{
+	struct bpf_program *const progs[] = { c->skel->progs.tt_skb_egress,
+					      c->skel->progs.tt_skb_ingress };
+	struct bpf_map *const arrays[] = { c->skel->maps.framing_more_out,
+					   c->skel->maps.framing_more_in };
+	__u32 zero = 0;
+
+	for (__u32 i = 0; i < ARRAY_SIZE(progs); i++) {
+		int fd = bpf_program__autoload(progs[i]) ? bpf_program__fd(progs[i]) : -1;
+
+		if (fd >= 0 && bpf_map_update_elem(bpf_map__fd(arrays[i]), &zero, &fd, 0))
+			return fail(err, errlen, -errno, "setting up %s failed: %s",
+				    bpf_program__name(progs[i]), strerror(errno));
+	}
+	return 0;
+}
+
 static int load_programs(struct collector *c, int cgfd, char *err, size_t errlen)
 {
 	int r = tailtrace_bpf__load(c->skel);
@@ -340,7 +360,7 @@ static int load_programs(struct collector *c, int cgfd, char *err, size_t errlen
 			return fail(err, errlen, -errno, "setting the cgroup filter failed: %s",
 				    strerror(errno));
 	}
-	return 0;
+	return framing_more_setup(c, err, errlen);
 }
 
 /* The cgroup2 root sees every socket; --cgroup narrows it. Without a cgroup v2 hierarchy
