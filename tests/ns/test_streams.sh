@@ -5,7 +5,10 @@
 # server streaming over h2c with several streams in flight on each connection
 # (loadgen --proto sse / h2), and a real gRPC client (Debian's python3-grpcio). Both ends
 # are traced at once, one `explain --role server` and one `--role client`:
-#   clean: requests within 1 % of the client's, verdict none, TTFT p50/p99 within 10 %,
+#   clean: requests within 1 % of the client's, verdict none unless the client's own
+#          timings show a tail (its slowest 1 % >= 1.5x and +2 ms over its median: on two
+#          CPUs the streams' threads wait for one), then compute (or, seen from the
+#          client, what lies beyond it: unattributed), TTFT p50/p99 within 10 %,
 #          inter-token p50/p99 within 25 %, latency p50/p99 within 10 %
 #   slow prefill on 3 % of the requests (+80 ms): verdict compute, TTFT p99 within 15 %
 #   slow decode on 3 % of the requests (tokens 15x further apart): verdict compute,
@@ -65,7 +68,8 @@ run() {
 		return 1
 	fi
 	ip netns exec "$TB_NS_CLI" "$LOADGEN" client --connect "$TB_SRV4" --port $PORT \
-		--proto "$proto" --tokens $TOKENS --json "$TMP/$name.lg.json" "${cargs[@]}" \
+		--proto "$proto" --tokens $TOKENS --json "$TMP/$name.lg.json" \
+		--samples "$TMP/$name.lg.samples" "${cargs[@]}" \
 		>"$TMP/$name.cli.log" 2>&1 ||
 		{ tt_fail "$name: the client failed: $(tail -2 "$TMP/$name.cli.log")"; }
 	sleep 0.5
@@ -104,10 +108,21 @@ for check in sys.argv[4:]:
         ok = abs(a - e) <= 0.01 * e
         print("%s - %s: requests %d vs the client's %d" % ("ok" if ok else "not ok", label, a, e))
     elif what == "verdict":
-        v = tt["verdict"]
-        ok = v["class"] == arg
-        print("%s - %s: verdict %s (expected %s): %s" % ("ok" if ok else "not ok", label,
-              v["class"], arg, v["summary"]))
+        v, want, why = tt["verdict"], [arg], ""
+        if arg == "none":
+            # the client's own figures decide whether there is a tail to explain
+            rows = [l.split() for l in open(sys.argv[2].replace(".json", ".samples"))
+                    if not l.startswith("#")]
+            lat = sorted(float(r[4]) for r in rows)
+            med, tail = lat[len(lat) // 2], lat[len(lat) * 99 // 100:]
+            tmean = sum(tail) / len(tail)
+            if tmean >= 1.5 * med and tmean - med >= 2000:
+                want = ["compute"] + (["unattributed"] if "client" in label else [])
+                why = "; the client's own slowest 1 %% average %.1f ms vs its median %.1f ms" % (
+                    tmean / 1e3, med / 1e3)
+        ok = v["class"] in want
+        print("%s - %s: verdict %s (expected %s%s): %s" % ("ok" if ok else "not ok", label,
+              v["class"], " or ".join(want), why, v["summary"]))
     else:
         key, p = what[:-2], "p" + what[-2:]
         tk, lk = pairs[key]
