@@ -133,7 +133,7 @@ scenario_plan() {
 	cpuhog)
 		# bursts of 2 hogs on the server's CPU (the server is pinned there): a batch job
 		# that comes and goes, so some requests wait for the CPU and most do not
-		echo "|$(srv_traffic "$m") --compute-kind busy||$([ "$m" = stream ] && echo 600 || echo 2000)|2|compute/sched.runq";;
+		echo "|$(srv_traffic "$m") --compute-kind busy||$([ "$m" = stream ] && echo 600 || echo 2000)|2|compute/sched.runq/\(tt-model\) on cpu $SRV_CPU\$";;
 	congestion)
 		# 20 Mbit/s, 64 KiB tbf on the server's uplink; a bulk neighbour in tt-srv sends
 		# bursts through it (4 flows, 0.25 s every ~1.2 s), so some requests meet a full
@@ -159,8 +159,10 @@ scenario_plan() {
 		# (in the qdisc, and in the send queue behind the ACKs the queue delays)
 		echo "congest --link cli --rate 20mbit --buffer 64kb --bulk loadgen --bulk-conns 4 --duration 150|$(srv_traffic "$m") --compute-kind block||$([ "$m" = stream ] && echo 300 || echo 1000)|2|congestion/.*/dev $TB_CLI_DEV qdisc";;
 	steadyhog)
-		# two hogs on the serving core for the whole run (the server is pinned there)
-		echo "cpu --hogs 2 --cpus $SRV_CPU --duration 150|$(srv_traffic "$m") --compute-kind busy||$([ "$m" = stream ] && echo 300 || echo 1000)|2|compute/sched.runq";;
+		# two hogs on the serving core for the whole run (the server is pinned there). The
+		# run queue named must be the server's on that core: the client's own (on another
+		# CPU) passed the stage check when tailtrace's statistics switches stalled its CPU
+		echo "cpu --hogs 2 --cpus $SRV_CPU --duration 150|$(srv_traffic "$m") --compute-kind busy||$([ "$m" = stream ] && echo 300 || echo 1000)|2|compute/sched.runq/\(tt-model\) on cpu $SRV_CPU\$";;
 	slowreadall)
 		# every client reads 4 KiB every 2 ms through a 16 KiB receive buffer
 		echo "|$(srv_traffic "$m") --compute-kind block|--read-delay-us 2000 --rcvbuf 16384 --read-chunk 4096|$([ "$m" = stream ] && echo 300 || echo 1000)|2|compute/rx.sockq";;

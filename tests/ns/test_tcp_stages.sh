@@ -297,16 +297,18 @@ fi
 
 # ---------------------------------------------------------------- budget
 # 64 connections of open-loop requests, traced twice with the request programs on:
-# unsampled (the reference, whose cost shows the load exceeds the budget) and, from 8.5 s
-# on, with --budget. Both print 2 s intervals on the same wall-clock grid (--align), so the
+# unsampled (the reference, whose cost shows whether the load exceeds the budget) and,
+# from 8.5 s on, with --budget. Both print 2 s intervals on the same wall-clock grid (--align), so the
 # two are compared over exactly the same spans: this load's tail comes in episodes (one
 # 2 s interval's p99 is 160 us, the next's 740 us, unsampled), and spans that differ by a
 # second at either end put an episode in one and not the other. Over the budgeted
 # instance's full intervals under load after its first (the controller settling), its
 # cost must be within the budget and the p99s of the request latency and of rx.sockq
 # within 10 % of the reference's in the same intervals (the histograms' buckets are 1/16
-# wide). rx.stack and tx.sendq are printed, not compared: they last a few us, and the
-# instance attached second also times the first one's programs (about 1 us at the tail).
+# wide); the instance samples when the reference's cost in those intervals is over the
+# budget, and keeps most flows when it is not. rx.stack and tx.sendq are printed, not
+# compared: they last a few us, and the instance attached second also times the first
+# one's programs (about 1 us at the tail).
 # The budget is 90 % of the reference's cost, and in some runs that is below the floor
 # sampling cannot remove (every hook still runs for every event, and the receive stamp of
 # every packet of the port), 60-86 % of the unsampled cost here: then the outputs must
@@ -374,25 +376,34 @@ ref_same = [o for o in ref if grid(o) in same and abs(o["duration_s"] - 2) < 0.1
 costs = [cost(o) for o in steady]
 rcost = sorted(cost(o) for o in ref_same) or [0]
 rates = [o["self"]["sampling"]["rate"] for o in steady] or [1]
-# within the budget over the span: an interval's cost comes from the kernel's statistics of
-# 100 ms a second scaled up, a sample whose noise puts one interval in ten 20-40 % over
-# the median, so the span's mean is the measure, not its worst interval. Or, when the
-# budget is under the floor sampling cannot remove, the outputs say so with a floor that
-# is the cost measured (the rate sunk low, the cost is nearly all floor)
+# within the budget over the span: the controller moves the rate every second on the cost
+# it measured, so one interval can be over the budget while the span's is within it: the
+# span's mean is the measure, not its worst interval. Or, when the budget is under the
+# floor sampling cannot remove, the outputs say so with a floor that is the cost measured
+# (the rate sunk low, the cost is nearly all floor)
 med = sorted(costs)[len(costs) // 2] if costs else 1e9
 mean = sum(costs) / len(costs) if costs else 1e9
 floor = max([o["self"]["sampling"]["floor_pct"] or 0 for o in steady] or [0])
 kept = len(costs) >= 4 and mean <= budget
 stated = len(costs) >= 4 and floor >= 0.9 * budget and abs(floor - mean) <= 0.15 * mean
 ok &= kept or stated
-ok &= rcost[len(rcost) // 2] > budget
-ok &= sorted(rates)[len(rates) // 2] < 1
+# Whether the budget binds is measured, not assumed: the budget is 90 % of the reference's
+# cost in its first intervals, and the same load's cost moves by more than that 10 % from
+# one span to the next (the programs' ns per run, 230-340 here, with the host's state:
+# measured over these spans, the reference's median 0.84-1.14 of what it was in the
+# first intervals). Binding (the reference over the budget in the same intervals), the
+# instance must sample; not binding, it must not sink the rate (it aims at 90 % of the
+# budget, so it may shave a little off)
+rmed, rate_med = rcost[len(rcost) // 2], sorted(rates)[len(rates) // 2]
+binding = rmed > budget
+ok &= rate_med < 1 if binding else rate_med >= 0.5
 ok &= len(ref_same) == len(steady)
 words.append("%d intervals of 2 s, the same in both; cost %% of a CPU: ref median %.2f, "
-             "budgeted mean %.2f median %.2f max %.2f (budget %g), rate %.3g-%.3g, floor "
-             "stated %.2f: %s" %
-             (len(steady), rcost[len(rcost) // 2], mean, med, max(costs or [0]), budget,
-              min(rates), max(rates), floor,
+             "budgeted mean %.2f median %.2f max %.2f (budget %g, %s), rate %.3g-%.3g "
+             "(median %.3g, want %s), floor stated %.2f: %s" %
+             (len(steady), rmed, mean, med, max(costs or [0]), budget,
+              "binding" if binding else "not binding in these intervals",
+              min(rates), max(rates), rate_med, "< 1" if binding else ">= 0.5", floor,
               "kept" if kept else "under the floor, stated" if stated else "neither"))
 for st in ("req.latency", "rx.sockq", "rx.stack", "tx.sendq"):
     a, na = p99(ref_same, st)

@@ -4,10 +4,14 @@
  * rate the --budget controller keeps the cost in with (collect/budget.h).
  *
  * The kernel's statistics cost every program on the host two sched_clock() reads a run,
- * as much as a small program costs on a VM. So they are not held on all the time: a
- * BPF_ENABLE_STATS fd is held for the first SELF_STATS_ON_NS of every
- * SELF_STATS_PERIOD_NS, and what the programs did in that window, scaled by the
- * period's length over the window's, stands for the period. */
+ * as much as a small program costs on a VM; turning them on or off costs far more: it
+ * flips a host-wide static key (every inlined bpf_prog_run() site patched, every CPU
+ * synced), 5-17 ms of one CPU with preemption off on a 2-vCPU VM. A window of
+ * SELF_STATS_ON_NS in every SELF_STATS_PERIOD_NS, scaled to the period, switched them
+ * twice a second and stalled the host's threads as long: the tails tailtrace measures.
+ * So the BPF_ENABLE_STATS fd taken at the start is held until the end (one window that
+ * never closes, the figures whole). The window code stays for a kernel whose switch is
+ * cheap; self_cost__init starts no keeper, so it never runs. */
 #ifndef TT_SELF_COST_H
 #define TT_SELF_COST_H
 
