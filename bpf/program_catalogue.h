@@ -4,7 +4,7 @@
  * (stage_catalogue.h) names the events each stage needs; userspace picks, per event, the
  * cheapest feed this kernel offers and loads only its programs (user/collect/feeds.c).
  *
- * TT_PROG(program, event, alt, kind, target, nargs, flags)
+ * X(program, event, alt, kind, target, nargs, flags)
  *   event   what the program observes, named after the tracepoint that shows it where one
  *           exists ("system:name"): the names the stage catalogue uses
  *   alt     the feeds of one event in order of preference, cheapest first; rows of one
@@ -18,6 +18,8 @@
  *
  * To feed an event on older kernels: a program in bpf/ whose body calls the same
  * static __always_inline handle_*() as the others of its event, and a row here.
+ * tests/unit/test_program_catalogue.c checks rows against the object's programs and their
+ * sections. A new event: docs/contributing.md.
  */
 #ifndef TT_PROGRAM_CATALOGUE_H
 #define TT_PROGRAM_CATALOGUE_H

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The stage catalogue: one row per stage, the only place a stage is defined. The kernel
- * side takes the enum from it; userspace takes names, classes, hooks, the programs each
- * stage needs and the stage sets of the commands (user/core/stages.c, stage_feeds.c);
- * tests/unit/test_stages.c checks docs/stages.md, the BPF object and the test files
- * against it. Rows before RDMA_WR can accumulate inside a request (each costs a request
- * event 8 bytes); rows after the RDMA ones cannot. To add a stage: a row here, its programs in
- * TT_PROGRAM_CATALOGUE (program_catalogue.h), a row in docs/stages.md, a part in user/attr (if
- * it is a component of a request), a test.
+ * side takes the enum from it (bpf/tailtrace.h); userspace takes names, classes, hooks, the
+ * events each stage needs and the flags the commands pick stage sets by (user/core/stages.c;
+ * user/collect/feeds.c turns the events into programs). tests/unit/test_stages.c checks
+ * docs/stages.md and the test files against it, tests/unit/test_program_catalogue.c the
+ * programs of the BPF object, tests/ns/test_dist.sh the bash completion. Rows before RDMA_WR
+ * can accumulate inside a request (each costs a request event 8 bytes); rows after the RDMA
+ * ones cannot. How to add a stage, step by step: docs/contributing.md.
  *
- * TT_STAGE(ID, name, class, flags, probe kind, tracepoints, hook, description, test)
+ * X(ID, name, class, flags, probe kind, tracepoints, hook, description, test); the enum
+ * is STAGE_<ID>
  *   class       CLASS_* of user/core/stages.h: what its time counts towards
  *   flags       SF_*, below
  *   probe kind  PK_* (bpf/probe.bpf.h) a stage needs beyond tracepoints, or -1

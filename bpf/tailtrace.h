@@ -85,40 +85,68 @@ struct stage_hist {
 	__u64 max_epoch;
 };
 
-/* Global counters, a per-CPU array indexed by this enum; userspace sums CPUs. Every
- * bounded map and ring buffer has a counter for what it failed to store. */
+/* Global counters, a per-CPU array indexed by enum tt_counter; userspace sums CPUs. Every
+ * bounded map and ring buffer has a counter for what it failed to store. This table is the
+ * only place a counter is named:
+ *
+ * X(ID, record name, JSON key): the enum is CNT_<ID>
+ *   record name  the counter's name in record files (docs/record-format.md) and the
+ *                OpenMetrics export: stable, never reused or renamed
+ *   JSON key     its key under `counters` in `hist -j` and `report -j` (docs/stages.md), or
+ *                NULL where it is shown only inside a sum (failed_updates) or a derived
+ *                figure (evicted = inserts - deletes - live)
+ *
+ * Ids are internal (a record stores names); where a counter's JSON key and text go among
+ * the others is user/cmd/stage_report.c's. */
+/* clang-format off */
+#define TT_COUNTERS(X)                                                                             \
+	X(RETRANS, "retrans", "retransmits") /* retransmitted segments on traced flows */          \
+	X(RETRANS_RTO, "retrans_rto", "retransmits_timeout") /* ... in the Loss state (timeout) */ \
+	X(RETRANS_FAST, "retrans_fast", "retransmits_fast") /* ... Recovery (fast retransmit) */   \
+	X(RETRANS_TLP, "retrans_tlp", "retransmits_tlp") /* ... tail-loss probes */                \
+	X(RETRANS_OTHER, "retrans_other", "retransmits_other")                                     \
+	/* retransmissions whose original send was not in the ring */                              \
+	X(RETRANS_UNTIMED, "retrans_untimed", "retransmits_untimed")                               \
+	/* SYN-ACK retransmissions of selected listeners */                                        \
+	X(RETRANS_SYNACK, "retrans_synack", "retransmits_synack")                                  \
+	X(DROPS, "drops", "drops") /* kfree_skb with a drop reason on traced flows */              \
+	X(ECN_CE, "ecn_ce", "ecn_ce") /* CE marks seen on traced flows */                          \
+	X(QDISC_PKTS, "qdisc_pkts", "qdisc_packets") /* dequeued from a qdisc (traced devices) */  \
+	X(QDISC_DROPS, "qdisc_drops", "qdisc_drops") /* dropped by a qdisc on traced devices */    \
+	/* new histogram keys created (evicted = inserts - live) */                                \
+	X(HIST_INSERTS, "hist_inserts", NULL)                                                      \
+	X(HIST_UPDATE_FAIL, "hist_update_fail", NULL) /* histogram key could not be created */     \
+	X(FLOW_UPDATE_FAIL, "flow_update_fail", NULL) /* per-socket state could not be created */  \
+	/* per-packet/per-send timestamp entries created */                                        \
+	X(PKT_INSERTS, "pkt_inserts", NULL)                                                        \
+	X(PKT_UPDATE_FAIL, "pkt_update_fail", NULL) /* ... that could not be created */            \
+	X(PKT_DELETES, "pkt_deletes", NULL) /* ... consumed and deleted */                         \
+	X(EVENTS_LOST, "events_lost", NULL) /* ring buffer reservations that failed */             \
+	X(SCHED_UPDATE_FAIL, "sched_update_fail", NULL) /* per-thread state could not be stored */ \
+	/* threads tracked (evicted = inserts - deletes - live) */                                 \
+	X(THREAD_INSERTS, "thread_inserts", NULL)                                                  \
+	X(THREAD_DELETES, "thread_deletes", NULL) /* ... forgotten at thread exit */               \
+	/* sends acknowledged with no tx.sendq/tx.ack sample */                                    \
+	X(SENDS_UNTIMED, "sends_untimed", "sends_untimed")                                         \
+	/* retransmissions no event reported, from total_retrans */                                \
+	X(RETRANS_UNSEEN, "retrans_unseen", "retransmits_unseen")                                  \
+	/* flows of closed sockets found by the sweep, not a close event */                        \
+	X(CLOSES_UNSEEN, "closes_unseen", "closes_unseen")                                         \
+	/* napi:dql_stall_detected: a TX queue's completions stalled */                            \
+	X(BQL_STALLS, "bql_stalls", "bql_stalls")                                                  \
+	/* client responses first seen at the read, not at arrival */                              \
+	X(RESP_UNSEEN, "responses_unseen", "responses_unseen")                                     \
+	/* HTTP/2 streams tracked (evicted = inserts - live) */                                    \
+	X(STREAM_INSERTS, "stream_inserts", NULL)                                                  \
+	X(STREAM_UPDATE_FAIL, "stream_update_fail", NULL) /* ... that could not be stored */       \
+	X(STREAM_DELETES, "stream_deletes", NULL) /* ... ended */                                  \
+	/* HTTP/2 frame headers lost track of (bytes missed), found again */                       \
+	X(FRAMING_LOST, "framing_lost", "framing_lost")
+/* clang-format on */
+
+#define TT_COUNTER_ENUM_ROW(id, ...) CNT_##id,
 enum tt_counter {
-	CNT_RETRANS,      /* retransmitted segments on traced flows */
-	CNT_RETRANS_RTO,  /* ... while in the Loss state (timeout) */
-	CNT_RETRANS_FAST, /* ... while in Recovery (fast retransmit) */
-	CNT_RETRANS_TLP,  /* ... tail-loss probes */
-	CNT_RETRANS_OTHER,
-	CNT_RETRANS_UNTIMED,    /* retransmissions whose original send was not in the ring */
-	CNT_RETRANS_SYNACK,     /* SYN-ACK retransmissions of selected listeners */
-	CNT_DROPS,              /* kfree_skb with a drop reason on traced flows */
-	CNT_ECN_CE,             /* CE marks seen on traced flows */
-	CNT_QDISC_PKTS,         /* packets dequeued from a qdisc (traced devices) */
-	CNT_QDISC_DROPS,        /* packets dropped by a qdisc on traced devices */
-	CNT_HIST_INSERTS,       /* new histogram keys created (evicted = inserts - live) */
-	CNT_HIST_UPDATE_FAIL,   /* histogram key could not be created */
-	CNT_FLOW_UPDATE_FAIL,   /* per-socket state could not be created */
-	CNT_PKT_INSERTS,        /* per-packet/per-send timestamp entries created */
-	CNT_PKT_UPDATE_FAIL,    /* ... that could not be created */
-	CNT_PKT_DELETES,        /* ... consumed and deleted */
-	CNT_EVENTS_LOST,        /* ring buffer reservations that failed */
-	CNT_SCHED_UPDATE_FAIL,  /* per-thread state could not be stored */
-	CNT_THREAD_INSERTS,     /* threads tracked (evicted = inserts - deletes - live) */
-	CNT_THREAD_DELETES,     /* ... forgotten at thread exit */
-	CNT_SENDS_UNTIMED,      /* sends acknowledged with no tx.sendq/tx.ack sample */
-	CNT_RETRANS_UNSEEN,     /* retransmissions no event reported, from total_retrans */
-	CNT_CLOSES_UNSEEN,      /* flows of closed sockets found by the sweep, not a close event */
-	CNT_BQL_STALLS,         /* napi:dql_stall_detected: a TX queue's completions stalled */
-	CNT_RESP_UNSEEN,        /* client responses first seen at the read, not at arrival */
-	CNT_STREAM_INSERTS,     /* HTTP/2 streams tracked (evicted = inserts - live) */
-	CNT_STREAM_UPDATE_FAIL, /* ... that could not be stored */
-	CNT_STREAM_DELETES,     /* ... ended */
-	CNT_FRAMING_LOST,       /* HTTP/2 frame headers lost track of (bytes missed), found again */
-	CNT__MAX,
+	TT_COUNTERS(TT_COUNTER_ENUM_ROW) CNT__MAX,
 };
 
 /* Maximum drop reasons tracked individually (SKB_DROP_REASON_* values); the rest are

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make lint`: every C file as clang-format (.clang-format) writes it, and the userspace
 # code free of clang's warnings too (the build has gcc's -Werror; clang warns on other
-# things). Prints TAP, so tests/run.sh counts it; exits non-zero on any finding.
+# things), and includes in user/ pointing down the pipeline (tools/check-includes.sh).
+# Prints TAP, so tests/run.sh counts it; exits non-zero on any finding.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TT_BUILD:-$root/build}
@@ -10,7 +11,7 @@ cd "$root" || exit 1
 
 files=$(ls bpf/*.c bpf/*.h user/*/*.c user/*/*.h tests/unit/*.c tests/unit/*.h \
 	tests/bpf/*.c tests/fuzz/*.c tests/ns/*.c tools/*/*.c tools/*/*.h 2>/dev/null)
-echo "1..2"
+echo "1..3"
 bad=$(for f in $files; do clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || echo "$f"; done)
 if [ -z "$bad" ]; then
 	echo "ok 1 - clang-format: $(echo "$files" | wc -w) files as .clang-format writes them"
@@ -29,4 +30,10 @@ else
 	echo "not ok 2 - clang -Wall -Wextra: user/ has warnings:"
 	echo "$warn" | head -40 | sed 's/^/#   /'
 fi
-[ -z "$bad" ] && [ -z "$warn" ]
+if inc=$(tools/check-includes.sh); then
+	echo "ok 3 - includes in user/ point down (docs/design.md)"
+else
+	echo "not ok 3 - wrong-way includes in user/ (docs/design.md):"
+	echo "$inc" | sed 's/^/#   /'
+fi
+[ -z "$bad" ] && [ -z "$warn" ] && [ -z "$inc" ]

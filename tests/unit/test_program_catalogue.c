@@ -126,6 +126,47 @@ static void test_stage_events_have_programs(void **state)
 	}
 }
 
+/* Every row feeds something: an event a stage names, or one that feeds a counter or flow
+ * state (kernel_caps_tp_feeds), or a program that is no tracepoint's (sockops, cgroup_skb,
+ * the flow sweep, the CUDA uprobes). A row nothing reads is a catalogue line to remove. */
+static void test_rows_feed_something(void **state)
+{
+	const struct feed_row *rows = feed_rows();
+
+	(void)state;
+	for (int i = 0; i < FEED_ROWS; i++) {
+		bool used = rows[i].kind != FEED_TP_BTF && rows[i].kind != FEED_FENTRY &&
+			    rows[i].kind != FEED_FEXIT && rows[i].kind != FEED_KPROBE &&
+			    rows[i].kind != FEED_KRETPROBE;
+
+		used = used || kernel_caps_tp_feeds(rows[i].event);
+		for (int s = 0; s < STAGE__MAX && !used; s++)
+			for (int t = 0; t < 4 && stage_info(s)->tps[t] && !used; t++)
+				used = !strcmp(stage_info(s)->tps[t], rows[i].event);
+		if (!used)
+			fail_msg("%s feeds %s, which no stage or counter needs", rows[i].prog,
+				 rows[i].event);
+	}
+}
+
+/* Every stage has a feed: the kernel events it names (each with a row, above), or the RDMA
+ * object's uprobes (SF_RDMA, bpf/rdma.bpf.c, attached by user/rdma). */
+static void test_every_stage_has_a_feed(void **state)
+{
+	(void)state;
+	for (int s = 0; s < STAGE__MAX; s++) {
+		const struct stage_info *si = stage_info(s);
+
+		if (!si->tps[0] && !(si->flags & SF_RDMA))
+			fail_msg("stage %s names no kernel event and is not an RDMA stage",
+				 si->name);
+		if (si->tps[0] && (si->flags & SF_RDMA))
+			fail_msg("RDMA stage %s names kernel events no program of the RDMA "
+				 "object feeds",
+				 si->name);
+	}
+}
+
 /* The names and offsets of a data section's variables, as one string. */
 static void datasec_layout(const struct btf *btf, const char *sec, char *out, size_t len)
 {
@@ -180,6 +221,8 @@ int main(void)
 		cmocka_unit_test(test_every_program_has_a_row),
 		cmocka_unit_test(test_rows_match_sections),
 		cmocka_unit_test(test_stage_events_have_programs),
+		cmocka_unit_test(test_rows_feed_something),
+		cmocka_unit_test(test_every_stage_has_a_feed),
 		cmocka_unit_test(test_compat_object_same_layout),
 	};
 

@@ -387,6 +387,9 @@ static void test_json_overflow_visible(void **state)
 	jv_free(v);
 }
 
+#define JSON_KEY_ROW(id, rec, json) json,
+static const char *const json_keys[] = { TT_COUNTERS(JSON_KEY_ROW) };
+
 static void test_json_counters(void **state)
 {
 	struct stage_report_opts ro = { 0 };
@@ -427,6 +430,11 @@ static void test_json_counters(void **state)
 			fail_msg("counters.%s: %g, want %g", want[i].key, x ? x->num : -1,
 				 want[i].want);
 	}
+	/* a counter given a JSON key in TT_COUNTERS is printed under it */
+	for (size_t i = 0; i < ARRAY_SIZE(json_keys); i++)
+		if (json_keys[i] && !jv_is(jv_get(c, json_keys[i]), J_NUM))
+			fail_msg("counter %zu has JSON key %s, which the report lacks", i,
+				 json_keys[i]);
 	dr = jv_get(c, "drop_reasons");
 	assert_true(jv_is(dr, J_OBJ));
 	assert_int_equal(dr->n, 2);

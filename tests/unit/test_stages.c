@@ -255,6 +255,23 @@ static void test_stage_sets(void **state)
 	assert_int_equal(n, 4);
 	assert_int_equal(ids[0], STAGE_SCHED_RUNQ);
 	assert_int_equal(stages_with(SF_PLACE_DEV, ids, 1), 1);
+	/* the RDMA object's stages are the rdma.* ones, which the collector leaves to it */
+	n = stages_with(SF_RDMA, ids, STAGE__MAX);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++)
+		assert_memory_equal(stage_info(ids[i])->name, "rdma.", 5);
+	/* flow sampling thins every stage but the driver/softirq ones and, with --dev, the
+	 * ones placed on a device (their packets are any flow's) */
+	for (int i = 0; i < STAGE__MAX; i++) {
+		const struct stage_info *si = stage_info(i);
+
+		assert_int_equal(stage_flow_sampled(i, false), !(si->flags & SF_NIC));
+		assert_int_equal(stage_flow_sampled(i, true),
+				 !(si->flags & (SF_NIC | SF_PLACE_DEV)));
+	}
+	assert_false(stage_flow_sampled(STAGE_TX_QDISC, true));
+	assert_false(stage_flow_sampled(STAGE_TX_NIC, true));
+	assert_true(stage_flow_sampled(STAGE_TX_SENDQ, true));
 	for (int i = 0; i < STAGE__MAX; i++) {
 		const struct stage_info *si = stage_info(i);
 

@@ -8,7 +8,7 @@
 #include "cmd/commands.h"
 #include "lib/json.h"
 #include "lib/log.h"
-#include "collect/session.h"
+#include "cmd/session.h"
 #include "cmd/stage_report.h"
 #include "rdma/rdma_fabric.h"
 #include "rdma/rdma_verdict.h"

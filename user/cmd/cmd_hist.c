@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmd/commands.h"
-#include "collect/session.h"
+#include "cmd/session.h"
 #include "cmd/stage_report.h"
 #include "core/stages.h"
 #include "lib/clock.h"

@@ -11,7 +11,7 @@
 #include "export/exports.h"
 #include "lib/log.h"
 #include "record/record_format.h"
-#include "collect/session.h"
+#include "cmd/session.h"
 #include "lib/clock.h"
 #include "lib/stop_signal.h"
 

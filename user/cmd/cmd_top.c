@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "cmd/commands.h"
 #include "core/histogram.h"
-#include "collect/session.h"
+#include "cmd/session.h"
 #include "cmd/stage_report.h"
 #include "lib/util.h"
 

@@ -211,28 +211,38 @@ void hist_summary_print_json(struct json_writer *w, const struct hist *h)
 	jw_uint(w, "overflow", sm.overflow);
 }
 
+/* The counters' JSON keys, from bpf/tailtrace.h's TT_COUNTERS; the order they are printed in
+ * is below. */
+#define COUNTER_JSON_KEY(id, rec, json) [CNT_##id] = json,
+static const char *const counter_keys[CNT__MAX] = { TT_COUNTERS(COUNTER_JSON_KEY) };
+
+static void counter_json(struct json_writer *w, const struct snapshot *s, enum tt_counter c)
+{
+	jw_uint(w, counter_keys[c], s->counters[c]);
+}
+
 void stage_report_counters_print_json(const struct snapshot *s, struct json_writer *w)
 {
 	char name[64];
 
 	jw_object_begin(w, "counters");
-	jw_uint(w, "retransmits", s->counters[CNT_RETRANS]);
-	jw_uint(w, "retransmits_timeout", s->counters[CNT_RETRANS_RTO]);
-	jw_uint(w, "retransmits_fast", s->counters[CNT_RETRANS_FAST]);
-	jw_uint(w, "retransmits_tlp", s->counters[CNT_RETRANS_TLP]);
-	jw_uint(w, "retransmits_other", s->counters[CNT_RETRANS_OTHER]);
-	jw_uint(w, "retransmits_untimed", s->counters[CNT_RETRANS_UNTIMED]);
-	jw_uint(w, "retransmits_synack", s->counters[CNT_RETRANS_SYNACK]);
-	jw_uint(w, "retransmits_unseen", s->counters[CNT_RETRANS_UNSEEN]);
-	jw_uint(w, "drops", s->counters[CNT_DROPS]);
+	counter_json(w, s, CNT_RETRANS);
+	counter_json(w, s, CNT_RETRANS_RTO);
+	counter_json(w, s, CNT_RETRANS_FAST);
+	counter_json(w, s, CNT_RETRANS_TLP);
+	counter_json(w, s, CNT_RETRANS_OTHER);
+	counter_json(w, s, CNT_RETRANS_UNTIMED);
+	counter_json(w, s, CNT_RETRANS_SYNACK);
+	counter_json(w, s, CNT_RETRANS_UNSEEN);
+	counter_json(w, s, CNT_DROPS);
 	jw_object_begin(w, "drop_reasons");
 	for (int i = 0; i < TT_DROP_REASONS; i++)
 		if (s->drop_reasons[i])
 			jw_uint(w, drop_reason_name(i, name, sizeof(name)), s->drop_reasons[i]);
 	jw_object_end(w);
-	jw_uint(w, "ecn_ce", s->counters[CNT_ECN_CE]);
-	jw_uint(w, "qdisc_packets", s->counters[CNT_QDISC_PKTS]);
-	jw_uint(w, "qdisc_drops", s->counters[CNT_QDISC_DROPS]);
+	counter_json(w, s, CNT_ECN_CE);
+	counter_json(w, s, CNT_QDISC_PKTS);
+	counter_json(w, s, CNT_QDISC_DROPS);
 	jw_uint(w, "evicted", s->hist_evicted);
 	jw_uint(w, "lost", s->events_lost);
 	jw_uint(w, "unmatched_stamps", s->pkt_unmatched);
@@ -241,11 +251,11 @@ void stage_report_counters_print_json(const struct snapshot *s, struct json_writ
 			s->counters[CNT_PKT_UPDATE_FAIL] + s->counters[CNT_SCHED_UPDATE_FAIL] +
 			s->counters[CNT_STREAM_UPDATE_FAIL]);
 	jw_uint(w, "slow_requests_cut", s->slow_cut);
-	jw_uint(w, "sends_untimed", s->counters[CNT_SENDS_UNTIMED]);
-	jw_uint(w, "closes_unseen", s->counters[CNT_CLOSES_UNSEEN]);
-	jw_uint(w, "bql_stalls", s->counters[CNT_BQL_STALLS]);
-	jw_uint(w, "responses_unseen", s->counters[CNT_RESP_UNSEEN]);
-	jw_uint(w, "framing_lost", s->counters[CNT_FRAMING_LOST]);
+	counter_json(w, s, CNT_SENDS_UNTIMED);
+	counter_json(w, s, CNT_CLOSES_UNSEEN);
+	counter_json(w, s, CNT_BQL_STALLS);
+	counter_json(w, s, CNT_RESP_UNSEEN);
+	counter_json(w, s, CNT_FRAMING_LOST);
 	jw_object_end(w);
 	stage_report_self_print_json(s, w);
 }

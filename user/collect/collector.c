@@ -119,7 +119,7 @@ static void note_missing(struct collector *c)
 	struct stage_feed feed;
 
 	for (int s = 0; s < STAGE__MAX; s++) {
-		if (s == STAGE_RDMA_WR || s == STAGE_RDMA_CQ_EVENT || s == STAGE_RDMA_UCX)
+		if (stage_info(s)->flags & SF_RDMA)
 			continue; /* the RDMA tracer reports its own */
 		/* gpu.wait exists only with --cuda (its uprobes then load, or open fails) */
 		if (s == STAGE_GPU_WAIT &&

@@ -6,7 +6,7 @@
 #define TT_COLLECTOR_H
 
 #include <stdbool.h>
-#include "cmd/options.h"
+#include "core/options.h"
 #include "core/snapshot.h"
 #include "collect/kernel_caps.h"
 

@@ -38,7 +38,8 @@ bool stage_flow_sampled(enum tt_stage id, bool devs)
 
 	if (si && (si->flags & SF_NIC))
 		return false;
-	return !(devs && (id == STAGE_TX_QDISC || id == STAGE_TX_NIC));
+	/* with --dev the place stages left (tx.qdisc, tx.nic) time every packet there */
+	return !(devs && si && (si->flags & SF_PLACE_DEV));
 }
 
 int stage_by_name(const char *name)

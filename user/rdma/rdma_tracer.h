@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "rdma_types.h"
-#include "cmd/options.h"
+#include "core/options.h"
 #include "core/snapshot.h"
 
 struct json_writer;

@@ -13,54 +13,21 @@
 #include "core/stages.h"
 #include "lib/util.h"
 
-static const char *const counter_names[] = {
-	[CNT_RETRANS] = "retrans",
-	[CNT_RETRANS_RTO] = "retrans_rto",
-	[CNT_RETRANS_FAST] = "retrans_fast",
-	[CNT_RETRANS_TLP] = "retrans_tlp",
-	[CNT_RETRANS_OTHER] = "retrans_other",
-	[CNT_RETRANS_UNTIMED] = "retrans_untimed",
-	[CNT_RETRANS_SYNACK] = "retrans_synack",
-	[CNT_DROPS] = "drops",
-	[CNT_ECN_CE] = "ecn_ce",
-	[CNT_QDISC_PKTS] = "qdisc_pkts",
-	[CNT_QDISC_DROPS] = "qdisc_drops",
-	[CNT_HIST_INSERTS] = "hist_inserts",
-	[CNT_HIST_UPDATE_FAIL] = "hist_update_fail",
-	[CNT_FLOW_UPDATE_FAIL] = "flow_update_fail",
-	[CNT_PKT_INSERTS] = "pkt_inserts",
-	[CNT_PKT_UPDATE_FAIL] = "pkt_update_fail",
-	[CNT_PKT_DELETES] = "pkt_deletes",
-	[CNT_EVENTS_LOST] = "events_lost",
-	[CNT_SCHED_UPDATE_FAIL] = "sched_update_fail",
-	[CNT_THREAD_INSERTS] = "thread_inserts",
-	[CNT_THREAD_DELETES] = "thread_deletes",
-	[CNT_SENDS_UNTIMED] = "sends_untimed",
-	[CNT_RETRANS_UNSEEN] = "retrans_unseen",
-	[CNT_CLOSES_UNSEEN] = "closes_unseen",
-	[CNT_BQL_STALLS] = "bql_stalls",
-	[CNT_RESP_UNSEEN] = "responses_unseen",
-	[CNT_STREAM_INSERTS] = "stream_inserts",
-	[CNT_STREAM_UPDATE_FAIL] = "stream_update_fail",
-	[CNT_STREAM_DELETES] = "stream_deletes",
-	[CNT_FRAMING_LOST] = "framing_lost",
-};
-/* A new counter must get a stable name here before it can be recorded; the size check
- * catches one added at the end, test_record_format catches a gap in the middle. */
-_Static_assert(ARRAY_SIZE(counter_names) == CNT__MAX,
-	       "every enum tt_counter needs a name in counter_names");
+/* The stable record names, from bpf/tailtrace.h's TT_COUNTERS. */
+#define COUNTER_RECORD_NAME(id, rec, json) [CNT_##id] = rec,
+static const char *const counter_names[CNT__MAX] = { TT_COUNTERS(COUNTER_RECORD_NAME) };
 
 const char *rec_counter_name(int id)
 {
 	if (id < 0 || id >= CNT__MAX)
 		return NULL;
-	return counter_names[id] ? counter_names[id] : "unnamed";
+	return counter_names[id];
 }
 
 int rec_counter_by_name(const char *name)
 {
 	for (int i = 0; i < CNT__MAX; i++)
-		if (counter_names[i] && !strcmp(counter_names[i], name))
+		if (!strcmp(counter_names[i], name))
 			return i;
 	return -ENOENT;
 }

@@ -12,7 +12,7 @@
 #include "collect/privs.h"
 #include "rdma/rdma_tracer.h"
 #include "collect/self_prio.h"
-#include "collect/session.h"
+#include "cmd/session.h"
 #include "core/stages.h"
 #include "lib/clock.h"
 #include "lib/stop_signal.h"
