@@ -51,6 +51,58 @@ static void test_compute_spike(void **state)
 	expect(SC_COMPUTE, 20000, VERDICT_COMPUTE, "sched.oncpu", "server");
 }
 
+/* Streamed responses (24 tokens 1 ms apart), 2 % of them slow by 80 ms of compute: before
+ * the first token (a slow prefill) or between tokens (a slow decode). The verdict says
+ * which of TTFT and inter-token latency the tail is in. */
+static void stream_tail(bool prefill, struct attr_report *r)
+{
+	struct attr_agg *a = attr_agg__new();
+	struct gen g = { 11 };
+	struct req_event ev;
+
+	assert_non_null(a);
+	for (int i = 0; i < 5000; i++) {
+		struct srv_req x = { 0 };
+		bool slow = i % 50 == 7;
+
+		if (slow && prefill)
+			x.oncpu = 80 * MS;
+		server_event(&g, &ev, i, (__u64)i * 40 * MS, &x);
+		ev.flags |= REQ_F_STREAM;
+		ev.proto = PROTO_HTTP2;
+		ev.chunks = 24;
+		ev.end_ns += 23 * MS; /* the decode: the serving thread on CPU between tokens */
+		ev.stage_ns[STAGE_SCHED_ONCPU] += 23 * MS;
+		if (slow && !prefill) {
+			ev.end_ns += 80 * MS;
+			ev.stage_ns[STAGE_SCHED_ONCPU] += 80 * MS;
+		}
+		attr_agg__add(a, &ev);
+	}
+	analyze(a, r);
+	attr_agg__free(a);
+}
+
+static void test_stream_phase(void **state)
+{
+	struct attr_report r;
+
+	(void)state;
+	stream_tail(true, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_COMPUTE);
+	assert_true(r.tail.streamed);
+	assert_true(r.tail.first_token_share > 0.9);
+	assert_non_null(strstr(r.tail.verdict.summary, "TTFT p99 slow"));
+	assert_int_equal(r.stream_reqs, 5000);
+	assert_int_equal(r.proto_reqs[PROTO_HTTP2], 5000);
+	stream_tail(false, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_COMPUTE);
+	assert_true(r.tail.first_token_share < 0.1);
+	assert_non_null(strstr(r.tail.verdict.summary, "inter-token p99 slow"));
+	/* time per output token: the decode over 23 gaps, 1 ms each for most */
+	assert_true(r.tpot.p50_ns >= 950 * US && r.tpot.p50_ns <= 1100 * US);
+}
+
 static void test_gpu_wait(void **state)
 {
 	(void)state;
@@ -466,6 +518,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_baseline_none),
 		cmocka_unit_test(test_compute_spike),
+		cmocka_unit_test(test_stream_phase),
 		cmocka_unit_test(test_gpu_wait),
 		cmocka_unit_test(test_hogs_runq),
 		cmocka_unit_test(test_softirq_backlog),

@@ -94,6 +94,7 @@ static void group_fill(struct attr_group *g, const struct group_sum *s)
 	g->hi_ns = hist_slot_hi(s->hi);
 	g->count = (__u64)(n + 0.5);
 	g->mean_ns = div0(s->v[F_LAT], n);
+	g->ttft_mean_ns = div0(s->v[F_TTFT], s->v[F_TTFT_REQS]);
 	for (int p = 0; p < ATTR_PARTS; p++) {
 		g->part_mean_ns[p] = div0(s->v[F_PARTS + p], n);
 		g->class_mean_ns[attr_parts[p].class] += g->part_mean_ns[p];
@@ -485,6 +486,15 @@ static void verdict_summary(const struct attr_side *sd, const struct attr_params
 	} else {
 		enum attr_class c = order[0];
 
+		/* streams: which of the two figures their users watch is slow */
+		if (g->streamed)
+			attr_appendf(v->summary, sizeof(v->summary),
+				     "%s p%g slow (%.0f%% of the "
+				     "excess %s the first token): ",
+				     g->first_token_share >= 0.5 ? "TTFT" : "inter-token", q * 100,
+				     100 * (g->first_token_share >= 0.5 ? g->first_token_share
+									: 1 - g->first_token_share),
+				     g->first_token_share >= 0.5 ? "before" : "after");
 		attr_appendf(v->summary, sizeof(v->summary),
 			     "%s: %.0f%% of the p%g tail's excess (+%s over the median %s)",
 			     attr_class_name(c), 100 * g->excess_shares[c], q * 100, t->excess,
@@ -510,6 +520,13 @@ static void tail_analyze(const struct attr_agg *a, int d, const struct snapshot 
 	__u32 lo;
 
 	lo = tail_group(sd, med, q, g);
+	/* where in the request the excess is: before the first token or between tokens */
+	g->streamed = sd->stream_reqs * 2 > sd->lat.count;
+	if (g->excess_ns > 0 && g->ttft_mean_ns > 0) {
+		double d = (g->ttft_mean_ns - med->ttft_mean_ns) / g->excess_ns;
+
+		g->first_token_share = d < 0 ? 0 : d > 1 ? 1 : d;
+	}
 	fmt_duration(t.tail, sizeof(t.tail), g->mean_ns, DUR_PROSE);
 	fmt_duration(t.median, sizeof(t.median), med->mean_ns, DUR_PROSE);
 	fmt_duration(t.excess, sizeof(t.excess), g->excess_ns, DUR_PROSE);

@@ -387,6 +387,10 @@ static void js_tail(struct json_writer *w, const char *key, const struct attr_gr
 	jw_double(w, "ratio", g->ratio);
 	js_classes(w, "shares", g->shares);
 	js_classes(w, "excess_shares", g->excess_shares);
+	/* where in the request the excess is (streamed responses) */
+	jw_double(w, "ttft_mean_us", g->ttft_mean_ns / 1e3);
+	jw_double(w, "first_token_share", g->first_token_share);
+	jw_bool(w, "streamed", g->streamed);
 	jw_array_begin(w, "stages");
 	for (int i = 0; i < g->nstages; i++) {
 		const struct attr_stage_line *l = &g->stages[i];

@@ -247,6 +247,12 @@ struct attr_group {
 	double excess_ns;
 	double ratio; /* mean / median mean */
 	double excess_shares[ATTR_CLASSES];
+	/* streamed responses: where in the request the excess is. ttft_mean_ns: the group's
+	 * mean time to first token (0: none had one); first_token_share: the share of the
+	 * excess before the first token (TTFT), the rest after it (the inter-token gaps) */
+	double ttft_mean_ns;
+	double first_token_share;
+	bool streamed; /* most of the group's requests were streamed responses */
 	struct attr_stage_line stages[ATTR_TOP_STAGES];
 	int nstages;
 	struct attr_evidence ev;
