@@ -136,9 +136,11 @@ bench: deps all
 	$(Q)tools/bench/run
 
 # the judgement of explain: every scenario (loadgen: unary/stream; nginx + h2load:
-# pingpong/pipelined) x IPv4/IPv6, 10 runs each (docs/attribution-results.md)
+# pingpong/pipelined) x IPv4/IPv6, 10 runs each (docs/attribution-results.md), then the
+# token streams (SSE, gRPC over h2c, a grpcio client), 10 runs
 judge: deps all
 	$(Q)tools/judge-explain.sh
+	$(Q)tools/judge-streams.sh
 
 # connection and process churn against tailtrace (SOAK_SECONDS, default 600): RSS and map
 # occupancy must stay flat (docs/reliability.md)
