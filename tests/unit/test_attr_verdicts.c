@@ -95,6 +95,7 @@ static void test_stream_phase(void **state)
 	assert_non_null(strstr(r.tail.verdict.summary, "TTFT p99 slow"));
 	assert_int_equal(r.stream_reqs, 5000);
 	assert_int_equal(r.proto_reqs[PROTO_HTTP2], 5000);
+	assert_int_equal(r.stream_tokens, 5000 * 24);
 	stream_tail(false, &r);
 	assert_int_equal(r.tail.verdict.class, VERDICT_COMPUTE);
 	assert_true(r.tail.first_token_share < 0.1);

@@ -76,7 +76,10 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 		if (ev->end_ns > ev->first_resp_ns && ev->first_resp_ns)
 			hist_record(&sd->tpot, (ev->end_ns - ev->first_resp_ns) / (ev->chunks - 1));
 	}
-	sd->stream_reqs += !!(ev->flags & REQ_F_STREAM);
+	if (ev->flags & REQ_F_STREAM) {
+		sd->stream_reqs++;
+		sd->stream_tokens += ev->chunks;
+	}
 	sd->proto_reqs[ev->proto < PROTO__MAX ? ev->proto : PROTO_UNKNOWN]++;
 	bucket_add(b, ev, &s);
 	sd->overlap_reqs += !!(ev->flags & REQ_F_OVERLAP);
@@ -95,6 +98,7 @@ void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)
 		hist_add(&ds->tpot, &ss->tpot);
 		ds->overlap_reqs += ss->overlap_reqs;
 		ds->stream_reqs += ss->stream_reqs;
+		ds->stream_tokens += ss->stream_tokens;
 		for (int p = 0; p < PROTO__MAX; p++)
 			ds->proto_reqs[p] += ss->proto_reqs[p];
 		for (__u32 i = 0; i < HIST_SLOTS; i++)

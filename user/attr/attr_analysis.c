@@ -566,6 +566,7 @@ static void side_analyze(const struct attr_agg *a, int d, const struct snapshot 
 	hist_summarize(&sd->gap, &r->gap);
 	hist_summarize(&sd->tpot, &r->tpot);
 	r->stream_reqs = sd->stream_reqs;
+	r->stream_tokens = sd->stream_tokens;
 	memcpy(r->proto_reqs, sd->proto_reqs, sizeof(r->proto_reqs));
 	itl_summarize(s, &r->itl);
 

@@ -14,13 +14,14 @@
  *     3 x hist: count sum max, n, n x (slot, value)
  *     nbuckets, nbuckets x (slot, nfields x value)
  *     overlap_reqs (version 3 on)
- *     (version 4) tpot hist, stream_reqs, nprotos, nprotos x requests
+ *     (version 4) tpot hist, stream_reqs, stream_tokens, nprotos, nprotos x requests
  *   nplaces, nplaces x place
  *   places_unstored, places_unstored_ns
  *   (version 3) npaths, npaths x path, paths_unstored
  *   u64 FNV-1a of everything before it (little-endian)
  * Version 4 (written) is version 3 with each side's streamed responses after overlap_reqs:
- * the time-per-output-token histogram, how many requests were streamed, and the requests
+ * the time-per-output-token histogram, how many requests were streamed and their tokens,
+ * and the requests
  * by connection protocol (enum tt_proto order; a decoder takes the protocols it knows and
  * refuses a count above its own). Versions 1 to 3 read them as absent.
  * Version 3 is version 2 with each side's count of requests that overlapped
@@ -239,6 +240,7 @@ int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, 
 		if (version >= ATTR_VERSION_STREAMS) {
 			w_hist(&w, &sd->tpot);
 			w_num(&w, sd->stream_reqs, 8);
+			w_num(&w, sd->stream_tokens, 8);
 			w_num(&w, PROTO__MAX, 4);
 			for (int p = 0; p < PROTO__MAX; p++)
 				w_num(&w, sd->proto_reqs[p], 8);
@@ -402,6 +404,7 @@ static void r_side(struct rbuf *r, struct attr_side *sd)
 
 		r_hist(r, &sd->tpot);
 		sd->stream_reqs = r_num(r, 8);
+		sd->stream_tokens = r_num(r, 8);
 		nprotos = r_num(r, 4);
 		if (!r->err && (sd->stream_reqs > reqs || nprotos > PROTO__MAX))
 			r->err = -EINVAL;

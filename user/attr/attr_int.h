@@ -79,8 +79,9 @@ enum { SIDE_SERVER, SIDE_CLIENT, SIDES };
 struct attr_side {
 	struct hist lat, ttft, gap, tpot;
 	struct attr_bucket b[HIST_SLOTS];
-	__u64 overlap_reqs; /* requests with REQ_F_OVERLAP: several were in flight at once */
-	__u64 stream_reqs;  /* streamed responses (REQ_F_STREAM): HTTP/2 streams, SSE */
+	__u64 overlap_reqs;  /* requests with REQ_F_OVERLAP: several were in flight at once */
+	__u64 stream_reqs;   /* streamed responses (REQ_F_STREAM): HTTP/2 streams, SSE */
+	__u64 stream_tokens; /* ... their tokens (chunks) */
 	__u64 proto_reqs[PROTO__MAX]; /* requests by the connection's protocol */
 };
 

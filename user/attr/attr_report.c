@@ -151,6 +151,9 @@ static void pr_framing(FILE *f, const struct attr_report *r)
 		(unsigned long long)p[PROTO_HTTP2], (unsigned long long)p[PROTO_HTTP1],
 		(unsigned long long)h1_streamed,
 		(unsigned long long)(p[PROTO_UNKNOWN] + p[PROTO_OPAQUE]));
+	if (r->stream_reqs)
+		fprintf(f, ", %.1f tokens a stream",
+			(double)r->stream_tokens / (double)r->stream_reqs);
 	if (p[PROTO_TLS])
 		fprintf(f, ", %llu TLS (framing hidden: these are exchanges, not requests)",
 			(unsigned long long)p[PROTO_TLS]);
@@ -277,6 +280,8 @@ static void js_framing(struct json_writer *w, const struct attr_report *r)
 	jw_uint(w, "tls", r->proto_reqs[PROTO_TLS]);
 	jw_uint(w, "other", r->proto_reqs[PROTO_UNKNOWN] + r->proto_reqs[PROTO_OPAQUE]);
 	jw_uint(w, "streamed", r->stream_reqs);
+	jw_double(w, "tokens_per_stream",
+		  r->stream_reqs ? (double)r->stream_tokens / (double)r->stream_reqs : 0);
 	/* TLS hides the framing: its requests are exchanges of data */
 	jw_bool(w, "tls_figures_are_exchanges", r->proto_reqs[PROTO_TLS] > 0);
 	jw_object_end(w);

@@ -273,6 +273,7 @@ struct attr_report {
 	struct hist_summary tpot; /* streamed responses: time per output token */
 	struct hist_summary itl;  /* every gap between tokens (req.gap), not only the largest */
 	__u64 stream_reqs;        /* streamed responses (HTTP/2 streams, SSE) */
+	__u64 stream_tokens;      /* ... their tokens */
 	__u64 proto_reqs[PROTO__MAX];
 	struct attr_group median, tail, p999;
 	bool has_p999;
