@@ -117,7 +117,7 @@ tt_check "the statistics are on the whole run, never switched in between (tcp_pr
 	eval '[ "${share%% *}" = ok ]'
 
 # tailtrace killed outright: the statistics fd is its own, closed by the kernel at its
-# exit; no child (no tt-stats keeper) is left holding them
+# exit; no child process is left holding them
 "$TAILTRACE" hist --port $PORT -j -d 60 >/dev/null 2>"$W/kill.err" &
 tp=$!
 pids+=("$tp")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests of tailtrace's self-accounting: the deltas of the kernel's cumulative program
- * statistics, the rates derived from them, their merge across intervals and their trip
- * through a record segment. */
+ * statistics, what is reported when the kernel refuses them, the rates derived from them,
+ * their merge across intervals and their trip through a record segment. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -46,38 +46,48 @@ static void test_delta_restart(void **state)
 	prog_stat_delta(&prev, &cur, &d);
 	assert_int_equal(d.runs, 3);
 	assert_int_equal(d.run_ns, 40);
+	/* the run count grew but the run time went back: restarted all the same */
+	prev = (struct prog_stat){ .runs = 100, .run_ns = 50000 };
+	cur = (struct prog_stat){ .runs = 120, .run_ns = 700 };
+	prog_stat_delta(&prev, &cur, &d);
+	assert_int_equal(d.runs, 120);
+	assert_int_equal(d.run_ns, 700);
 }
 
-/* A 100 ms window of a 1 s period stands for the period: ten times what it counted. */
-static void test_window_scaled_to_period(void **state)
+/* Statistics the kernel refused at the start: each followed program is reported under its
+ * hook's name with zero runs and run time, interval after interval, and the process's own
+ * CPU and RSS are still read. */
+static void test_refused_zeros(void **state)
 {
-	struct prog_stat seen = { .runs = 2000, .run_ns = 700000 }, est = { 0 };
+	struct self_cost sc;
+	struct snapshot s;
 
 	(void)state;
-	prog_stat_scale_add(&seen, 100000000ULL, 1000000000ULL, &est);
-	assert_int_equal(est.runs, 20000);
-	assert_int_equal(est.run_ns, 7000000);
-	/* periods add up */
-	prog_stat_scale_add(&seen, 250000000ULL, 1000000000ULL, &est);
-	assert_int_equal(est.runs, 28000);
-	assert_int_equal(est.run_ns, 9800000);
-}
-
-/* A period that ended inside its window was measured whole; one with no window measured
- * nothing and adds nothing (no figure made up). */
-static void test_window_edges(void **state)
-{
-	struct prog_stat seen = { .runs = 30, .run_ns = 9000 }, est = { 0 };
-
-	(void)state;
-	prog_stat_scale_add(&seen, 40000000ULL, 40000000ULL, &est);
-	assert_int_equal(est.runs, 30);
-	assert_int_equal(est.run_ns, 9000);
-	prog_stat_scale_add(&seen, 0, 1000000000ULL, &est);
-	assert_int_equal(est.runs, 30);
-	/* a window longer than its period (clock steps): not scaled down */
-	prog_stat_scale_add(&seen, 2000, 1000, &est);
-	assert_int_equal(est.runs, 60);
+	memset(&sc, 0, sizeof(sc));
+	sc.stats_fd = -1;
+	/* stdin is no BPF program: its counts cannot be read either */
+	self_cost__add_prog(&sc, 0, "tt_tcp_probe");
+	self_cost__add_prog(&sc, 0, "net_dev_xmit");
+	self_cost__add_prog(&sc, -1, "tt_not_loaded");
+	assert_int_equal(sc.nprogs, 2);
+	for (int round = 0; round < 2; round++) {
+		snapshot__init(&s);
+		self_cost__collect(&sc, &s);
+		assert_int_equal(s.nprogs, 2);
+		assert_string_equal(s.progs[0].name, "tcp_probe");
+		assert_string_equal(s.progs[1].name, "net_dev_xmit");
+		for (size_t i = 0; i < s.nprogs; i++) {
+			assert_int_equal(s.progs[i].runs, 0);
+			assert_int_equal(s.progs[i].run_ns, 0);
+		}
+		assert_true(s.self_cpu_s >= 0);
+		assert_true(s.self_rss_kb > 0);
+		snapshot__free(&s);
+	}
+	assert_int_equal(self_cost__total_ns(&sc), 0);
+	self_cost__close(&sc);
+	assert_int_equal(sc.nprogs, 0);
+	assert_int_equal(sc.stats_fd, -1);
 }
 
 static void test_rates(void **state)
@@ -406,8 +416,7 @@ int main(void)
 		cmocka_unit_test(test_budget_fit),
 		cmocka_unit_test(test_budget_under_floor),
 		cmocka_unit_test(test_delta_restart),
-		cmocka_unit_test(test_window_scaled_to_period),
-		cmocka_unit_test(test_window_edges),
+		cmocka_unit_test(test_refused_zeros),
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_merge_by_hook),
 		cmocka_unit_test(test_record_roundtrip),

@@ -48,8 +48,8 @@ double budget_next_rate(double rate, double cost_pct, double budget_pct,
  * of the pairwise slopes of the pairs whose rates differ by a factor BUDGET_FLOOR_SPREAD or
  * more, each weighted by the square of its rate difference (a slope over a small
  * difference is mostly the cost's noise), the floor the median of cost - slope * rate;
- * robust to the odd noisy step (a step's program time is scaled up from the kernel
- * statistics' 100 ms windows: collect/self_cost.h). Neither the floor nor the slope below 0.
+ * robust to the odd noisy step (on a shared host a program's ns per run moves from one
+ * step to the next, docs/performance.md). Neither the floor nor the slope below 0.
  * Returns -1 (fit not known) with fewer than BUDGET_FLOOR_MIN_PAIRS such pairs or rates within a
  * factor BUDGET_FLOOR_MIN_SPREAD of each other: the rate barely moved. */
 int budget_fit_steps(const double *rate, const double *cost, size_t n, struct budget_fit *fit);

@@ -624,7 +624,6 @@ int collector__poll(struct collector *c, int timeout_ms)
 		return n;
 	m = ring_buffer__consume(c->rb);
 	sweep_flows(c);
-	self_cost__tick(&c->cost);
 	budget_step(c);
 	/* new places get their array slot within ~200 ms, not only at the next snapshot: a
 	 * one-shot `hist` has a single snapshot, at the end */
