@@ -257,6 +257,15 @@ static __always_inline void h2_pending_done(struct flow *f, __u32 upto, __u64 no
 	}
 }
 
+/* The connection closes: streams whose END_STREAM went out or arrived end now. */
+static __always_inline void h2_pending_flush(struct flow *f)
+{
+	__u32 last = (f->h2_phead + f->h2_npending - 1) % H2_PENDING;
+
+	if (f->h2_npending)
+		h2_pending_done(f, f->h2_pending[last].end_seq, bpf_ktime_get_ns());
+}
+
 /* One frame header: `out` whether this side sends it, `end_seq` one past its last byte.
  * Packed arguments: a global function takes five. */
 __noinline int h2_frame(__u64 sk_addr, __u64 hdr, __u64 sid_end, __u64 now, __u32 out)

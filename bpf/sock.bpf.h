@@ -5,6 +5,7 @@
 #define TT_SOCK_BPF_H
 
 #include "flow.bpf.h"
+#include "framing.bpf.h"
 #include "requests.bpf.h"
 
 SEC("sockops")
@@ -59,6 +60,7 @@ int BPF_PROG(tt_inet_sock_set_state, struct sock *sk, int oldstate, int newstate
 	if (f && f->verdict == FLOW_TRACED) {
 		retrans_sync(f, sk);
 		req_emit(f);
+		h2_pending_flush(f);
 	}
 	if (newstate == TCP_CLOSE_STATE)
 		flow_forget(sk);
