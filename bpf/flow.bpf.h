@@ -195,16 +195,21 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 
 	if (!sk)
 		return NULL;
-	/* before any hash lookup: a socket out of the sample costs a multiply (on the address
-	 * as a number: the verifier multiplies no pointer). Only where a flow can be created:
-	 * the packet hooks find no entry for a socket out of the sample (userspace deletes
-	 * those that leave it), and their verification stays within the limit. */
-	if (create && sample_threshold != ~0u && !flow_in_sample(ptr_value(sk)))
-		return NULL;
+	/* --budget: the lookup first, the sample second. A flow already traced stays visible
+	 * to every hook until it leaves the sample at its next request boundary
+	 * (requests.bpf.h req_begin), however the draw moved meanwhile: tested before the
+	 * lookup, the sample hid it from the send and receive hooks in the middle of a
+	 * request, which was then never finished (the request in flight when the draw
+	 * moved, more often a long one: the sampled p99s came out low) and stayed in the map
+	 * to be emitted seconds long when a later draw brought the flow back. The price, a
+	 * lookup per event of a socket out of the sample, is what the packet hooks pay. */
 	f = bpf_map_lookup_elem(&flows, &addr);
 	if (f)
 		return f->verdict >= FLOW_IGNORED ? NULL : f;
 	if (!create)
+		return NULL;
+	/* the multiply on the address as a number: the verifier multiplies no pointer */
+	if (sample_threshold != ~0u && !flow_in_sample(ptr_value(sk)))
 		return NULL;
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return NULL;

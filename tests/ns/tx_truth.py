@@ -14,8 +14,9 @@ Per response the server keeps: t0, the CLOCK_REALTIME just before send(); SCHED 
 byte entered the device queue), SND (handed to the driver) and ACK (acknowledged), all
 software timestamps. A send whose last byte a full qdisc dropped gets a SCHED stamp at each
 attempt. OUT gets JSON: sendq = the last SCHED - t0 (sendq_first: the first) and ack = ACK -
-SND, in us, with their count and p50/p90/p99 (nearest rank), and requeued, the number of
-sends with more than one SCHED stamp. The server's comm is tt-ts-srv, so tailtrace
+SND and qdisc = the last SND - the last SCHED (the last byte's time from the device queue's
+entry to the driver: its qdisc sojourn), in us, with their count and p50/p90/p99 (nearest
+rank), and requeued, the number of sends with more than one SCHED stamp. The server's comm is tt-ts-srv, so tailtrace
 can group its socket by comm."""
 import ctypes
 import json
@@ -102,7 +103,7 @@ def server(port, req, resp, n, out):
             sum(1 for k in t0 if SCM_TSTAMP_ACK in stamps.get(k, {})) < len(t0):
         select.select([], [], [s], 0.1)
         drain_errqueue(s, stamps)
-    sendq, sendq_first, ack = [], [], []
+    sendq, sendq_first, ack, qdisc = [], [], [], []
     requeued = 0
     for k, start in t0.items():
         st = stamps.get(k, {})
@@ -110,11 +111,14 @@ def server(port, req, resp, n, out):
             sendq.append(st[SCM_TSTAMP_SCHED][-1] - start)
             sendq_first.append(st[SCM_TSTAMP_SCHED][0] - start)
             requeued += len(st[SCM_TSTAMP_SCHED]) > 1
+        if SCM_TSTAMP_SCHED in st and SCM_TSTAMP_SND in st and \
+                st[SCM_TSTAMP_SND][-1] >= st[SCM_TSTAMP_SCHED][-1]:
+            qdisc.append(st[SCM_TSTAMP_SND][-1] - st[SCM_TSTAMP_SCHED][-1])
         if SCM_TSTAMP_ACK in st and SCM_TSTAMP_SND in st:
             ack.append(st[SCM_TSTAMP_ACK][-1] - st[SCM_TSTAMP_SND][-1])
     with open(out, "w") as f:
         json.dump({"sends": n, "sendq": quantiles(sendq), "sendq_first": quantiles(sendq_first),
-                   "requeued": requeued, "ack": quantiles(ack)}, f)
+                   "requeued": requeued, "ack": quantiles(ack), "qdisc": quantiles(qdisc)}, f)
     s.close()
 
 
