@@ -55,9 +55,9 @@ volatile __u64 hist_epoch;
 /* --budget samples by flow: a socket is traced when the hash of its address is at most
  * this (~0: every socket). Userspace lowers and raises it (user/collect/budget.c). */
 volatile __u32 sample_threshold = ~0u;
-/* ... and draws the sample anew every 10 s with a new salt: over a run every flow is in
- * it for its share of the time, so a few unlike flows (or a few flows at all) do not
- * decide what the sample shows. */
+/* ... and draws the sample anew now and then with a new salt (user/collect/budget.h):
+ * over a run every flow is in it for its share of the time, so a few unlike flows (or a
+ * few flows at all) do not decide what the sample shows. */
 volatile __u64 sample_salt;
 
 /* Fibonacci hashing of the socket's address and the salt: its top bits are uniform

@@ -225,25 +225,25 @@ int BPF_PROG(tt_qdisc_enqueue, struct Qdisc *q, struct netdev_queue *txq, struct
 }
 
 /* Enqueue time of a segment the qdisc created by splitting a GSO packet: the latest
- * transmission whose sequence range holds the segment's first byte. */
+ * transmission whose sequence range holds the segment's first byte. The ring is walked
+ * from its newest entry and the first match ends the walk: a running maximum over all the
+ * slots cost the verifier 16 paths a slot inside tt_qdisc_dequeue's loop. */
 static __always_inline bool qseq_enqueue_time(struct flow *f, struct sk_buff *skb,
 					      struct pkt_stamp *st)
 {
-	__u64 best = 0;
-	__u32 seq;
+	__u32 seq, newest = f->qseq_next;
 
 	if (skb_tcp_end(skb, &seq) == seq)
 		return false; /* no payload, or the header could not be read */
-	for (int i = 0; i < QSEQ_SLOTS; i++) {
-		struct qseq_entry *e = &f->qseq[i];
+	for (int k = 1; k <= QSEQ_SLOTS; k++) {
+		struct qseq_entry *e = &f->qseq[(newest - k) % QSEQ_SLOTS];
 
-		if (e->ts > best && (__s32)(seq - e->seq) >= 0 && (__s32)(e->end_seq - seq) > 0)
-			best = e->ts;
+		if (e->ts && (__s32)(seq - e->seq) >= 0 && (__s32)(e->end_seq - seq) > 0) {
+			st->ts = e->ts;
+			return true;
+		}
 	}
-	if (!best)
-		return false;
-	st->ts = best;
-	return true;
+	return false;
 }
 
 static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u64 now)

@@ -101,8 +101,9 @@ void budget_step(struct collector *c)
 	}
 	if (thr == ~0u)
 		return;
-	/* every BUDGET_DRAW_S a new draw, so that over a run every flow takes turns */
-	if (now - b->drawn_s >= BUDGET_DRAW_S) {
+	/* a new draw now and then, so that over a run every flow takes turns */
+	if (now - b->drawn_s >=
+	    (c->skel->rodata->targ_requests ? BUDGET_DRAW_S : BUDGET_DRAW_WALK_S)) {
 		b->salt = budget_next_salt(b->salt);
 		c->skel->bss->sample_salt = b->salt;
 		b->drawn_s = now;

@@ -21,6 +21,7 @@
 #include "collect/cgroup.h"
 #include "core/stages.h"
 #include "probe.skel.h"
+#include "lib/log.h"
 #include "lib/util.h"
 
 #define TRACEFS_MAGIC 0x74726163
@@ -380,14 +381,54 @@ static bool fire_attached(struct probe_bpf *skel, struct bpf_program *prog, enum
 	return false;
 }
 
+/* Fires one loaded probe program and settles c->kinds[kind]. lfd: the loopback listener
+ * the sockops program watches (PK_SOCKOPS_TSTAMP only). */
+static void probe_fire(struct kernel_caps *c, struct probe_bpf *skel, enum probe_kind kind, int lfd)
+{
+	struct hook_result *r = &c->kinds[kind];
+	struct bpf_program *prog = probe_prog(skel, kind);
+	struct bpf_link *link = NULL;
+	int cgfd = -1;
+	bool settled;
+
+	switch (kind) {
+	case PK_TC:
+	case PK_XDP:
+		settled = run_on_packet(prog, r);
+		break;
+	case PK_UPROBE:
+		settled = fire_uprobe(prog, r, &link);
+		break;
+	case PK_SOCKOPS_TSTAMP:
+		fire_sockops(c, skel, prog, lfd, &link, &cgfd);
+		settled = true;
+		break;
+	default:
+		settled = fire_attached(skel, prog, kind, r, &link);
+	}
+	if (!settled && skel->bss->hits[kind]) {
+		r->available = true;
+		snprintf(r->detail, sizeof(r->detail), "%s",
+			 kind == PK_TC || kind == PK_XDP ? "loaded and ran (BPF_PROG_TEST_RUN)"
+							 : "loaded, attached and fired");
+	} else if (!settled) {
+		r->available = false;
+		r->err = ENODATA;
+		snprintf(r->detail, sizeof(r->detail), "loaded and attached but never fired");
+	}
+	bpf_link__destroy(link);
+	if (cgfd >= 0)
+		close(cgfd);
+}
+
+/* One hook kind in an object of its own: what a kernel that refuses some kind needs, so
+ * that one refusal does not hide the others. */
 static void probe_one(struct kernel_caps *c, enum probe_kind kind)
 {
 	struct hook_result *r = &c->kinds[kind];
 	struct bpf_program *prog;
-	struct bpf_link *link = NULL;
 	struct probe_bpf *skel;
-	int err, lfd = -1, cgfd = -1;
-	bool settled;
+	int err, lfd = -1;
 
 	skel = probe_bpf__open();
 	if (!skel) {
@@ -408,40 +449,71 @@ static void probe_one(struct kernel_caps *c, enum probe_kind kind)
 		result_err(r, err, "load");
 		goto out;
 	}
-	switch (kind) {
-	case PK_TC:
-	case PK_XDP:
-		settled = run_on_packet(prog, r);
-		break;
-	case PK_UPROBE:
-		settled = fire_uprobe(prog, r, &link);
-		break;
-	case PK_SOCKOPS_TSTAMP:
-		fire_sockops(c, skel, prog, lfd, &link, &cgfd);
-		settled = true;
-		break;
-	default:
-		settled = fire_attached(skel, prog, kind, r, &link);
-	}
-	if (settled)
-		goto out;
-	if (skel->bss->hits[kind]) {
-		r->available = true;
-		snprintf(r->detail, sizeof(r->detail), "%s",
-			 kind == PK_TC || kind == PK_XDP ? "loaded and ran (BPF_PROG_TEST_RUN)"
-							 : "loaded, attached and fired");
-	} else {
-		r->available = false;
-		r->err = ENODATA;
-		snprintf(r->detail, sizeof(r->detail), "loaded and attached but never fired");
-	}
+	probe_fire(c, skel, kind, lfd);
 out:
-	bpf_link__destroy(link);
-	if (cgfd >= 0)
-		close(cgfd);
 	if (lfd >= 0)
 		close(lfd);
 	probe_bpf__destroy(skel);
+}
+
+/* The probe program of a feature (probe.bpf.c). */
+static struct bpf_program *feature_prog(struct probe_bpf *skel, enum probe_feature f)
+{
+	return f == PFEAT_SK_COOKIE ? skel->progs.feat_sk_cookie : skel->progs.feat_for_each;
+}
+
+/* Every kind and feature in one object: libbpf parses vmlinux BTF once per object and
+ * that was most of the time to start, once a kind. A program the kernel refuses is named
+ * by libbpf (log_catch_failed_prog): its kind or feature is settled as refused and the
+ * others are loaded again without it, one object a refusal. Returns false when a load
+ * fails without naming a probe program: then each kind and feature is probed alone. */
+static bool probe_all_at_once(struct kernel_caps *c)
+{
+	bool refused[PK__MAX + PFEAT__MAX] = { false };
+	char culprit[128];
+
+	for (int round = 0; round <= PK__MAX + PFEAT__MAX; round++) {
+		struct probe_bpf *skel = probe_bpf__open();
+		struct hook_result unused;
+		int lfd, err = -1, hit = -1;
+
+		if (!skel)
+			return false;
+		for (int k = 0; k < PK__MAX; k++)
+			bpf_program__set_autoload(probe_prog(skel, k), !refused[k]);
+		for (int f = 0; f < PFEAT__MAX; f++)
+			bpf_program__set_autoload(feature_prog(skel, f), !refused[PK__MAX + f]);
+		lfd = loopback_listener(skel, &unused);
+		if (lfd >= 0) {
+			log_catch_failed_prog(culprit, sizeof(culprit));
+			err = probe_bpf__load(skel);
+			log_catch_failed_prog(NULL, 0);
+		}
+		if (!err) {
+			for (int k = 0; k < PK__MAX; k++)
+				if (!refused[k])
+					probe_fire(c, skel, k, lfd);
+			for (int f = 0; f < PFEAT__MAX; f++)
+				c->feat[f] = !refused[PK__MAX + f];
+		}
+		for (int k = 0; k < PK__MAX && err && lfd >= 0; k++)
+			if (!strcmp(culprit, bpf_program__name(probe_prog(skel, k))))
+				hit = k;
+		for (int f = 0; f < PFEAT__MAX && err && lfd >= 0; f++)
+			if (!strcmp(culprit, bpf_program__name(feature_prog(skel, f))))
+				hit = PK__MAX + f;
+		if (lfd >= 0)
+			close(lfd);
+		probe_bpf__destroy(skel);
+		if (!err)
+			return true;
+		if (hit < 0 || refused[hit])
+			return false;
+		refused[hit] = true;
+		if (hit < PK__MAX)
+			result_err(&c->kinds[hit], err, "load");
+	}
+	return false;
 }
 
 /* Whether the verifier accepts a program calling the feature's helper (loaded, never
@@ -453,8 +525,7 @@ static bool probe_feature(enum probe_feature f)
 
 	if (!skel)
 		return false;
-	set_only(skel,
-		 f == PFEAT_SK_COOKIE ? skel->progs.feat_sk_cookie : skel->progs.feat_for_each);
+	set_only(skel, feature_prog(skel, f));
 	ok = !probe_bpf__load(skel);
 	probe_bpf__destroy(skel);
 	return ok;
@@ -505,10 +576,12 @@ int kernel_caps_probe(struct kernel_caps *c)
 	c->kfunc_rdonly_cast =
 		btf && btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	btf__free(btf);
-	for (int k = 0; k < PK__MAX; k++)
-		probe_one(c, k);
-	for (int f = 0; f < PFEAT__MAX; f++)
-		c->feat[f] = probe_feature(f);
+	if (!probe_all_at_once(c)) {
+		for (int k = 0; k < PK__MAX; k++)
+			probe_one(c, k);
+		for (int f = 0; f < PFEAT__MAX; f++)
+			c->feat[f] = probe_feature(f);
+	}
 	/* TAILTRACE_AVOID_FEEDS picks the next feed where one exists (the tests use it to
 	 * run the kprobe feeds where fentry works); checked by the caller */
 	if (feed_kinds_parse(getenv("TAILTRACE_AVOID_FEEDS"), &c->avoid_kinds))
