@@ -57,7 +57,7 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 # keep the BPF objects and skeletons: they are inputs of every user object
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit install clean format lint deb-check bench soak fuzz judge man deb
+.PHONY: all deps demo test unit install clean format lint deb-check bench soak fuzz judge man deb image
 
 all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
@@ -174,6 +174,13 @@ install: $(BUILD)/tailtrace
 deb:
 	$(Q)rm -rf debian/out && debian/rules clean && debian/rules binary
 	$(Q)mkdir -p $(BUILD) && mv debian/out/*.deb $(BUILD)/ && ls $(BUILD)/*.deb
+
+# the OCI image (dist/container/Containerfile, docs/deploy.md): this build's binary and the
+# libraries it loads, FROM scratch, with podman and offline; tagged IMAGE and IMAGE_LATEST
+IMAGE ?= localhost/tailtrace:$(VERSION)
+IMAGE_LATEST ?= localhost/tailtrace:latest
+image: $(BUILD)/tailtrace
+	$(Q)tools/image.sh $(BUILD)/tailtrace $(IMAGE) $(IMAGE_LATEST)
 
 # builds the package, runs lintian, installs it, runs its service's command and purges it
 # on this machine (root, about a minute; also part of `make test`)

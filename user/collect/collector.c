@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -170,6 +172,7 @@ static int check_user_input(const struct tt_opts *o, int *cgfd, char *err, size_
 			    bool *usage)
 {
 	char path[4096];
+	struct statfs sfs;
 
 	if (o->pid && kill((pid_t)o->pid, 0) && errno == ESRCH) {
 		*usage = true;
@@ -181,6 +184,17 @@ static int check_user_input(const struct tt_opts *o, int *cgfd, char *err, size_
 			*usage = true;
 			return fail(err, errlen, *cgfd,
 				    "cgroup '%s' not found in the cgroup v2 hierarchy",
+				    o->cgroup_path);
+		}
+		/* an absolute path is taken as it is: on a host with both hierarchies, the
+		 * tmpfs above the v1 controllers would otherwise fail much later, as EBADF
+		 * from the cgroup filter */
+		if (fstatfs(*cgfd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+			*usage = true;
+			return fail(err, errlen, -ENOTDIR,
+				    "--cgroup '%s' is not a cgroup v2 directory (with cgroup v1 "
+				    "beside v2, v2 is mounted elsewhere, often at "
+				    "/sys/fs/cgroup/unified)",
 				    o->cgroup_path);
 		}
 	}
