@@ -153,7 +153,8 @@ man: $(BUILD)/tailtrace
 	$(Q)tools/gen-man.py $(BUILD)/tailtrace man
 
 # the binary, man pages, bash completion, the record service and its options file (an
-# existing options file is left as it is), the Prometheus rules and Grafana dashboard
+# existing options file is left as it is), the Prometheus rules and Grafana dashboard, the
+# seccomp profile for containers
 install: $(BUILD)/tailtrace
 	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(sbindir)/tailtrace
 	install -d $(DESTDIR)$(mandir)/man8
@@ -169,6 +170,7 @@ install: $(BUILD)/tailtrace
 		$(DESTDIR)$(datadir)/prometheus/tailtrace.rules.yml
 	install -D -m 0644 dist/grafana/tailtrace-dashboard.json \
 		$(DESTDIR)$(datadir)/grafana/tailtrace-dashboard.json
+	install -D -m 0644 dist/seccomp/tailtrace.json $(DESTDIR)$(datadir)/seccomp/tailtrace.json
 
 # a Debian package with debhelper (debian/): build/tailtrace_VERSION_ARCH.deb
 deb:
