@@ -138,7 +138,7 @@ tt_check "the segments hold the server's requests: ${got:-?} against the load ge
 	tt_within "${got:-0}" "$sent" 0.02
 [ -s "$W/report.err" ] && sed 's/^/# report: /' "$W/report.err"
 
-# one_line MODE [ARGS...]: record run briefly under MODE; its exit status, and its stderr
+# brief MODE [ARGS...]: record run briefly under MODE; its exit status, and its stderr
 # in $W/err
 brief() {
 	local mode=$1 a
@@ -154,6 +154,12 @@ sed 's/^/# /' "$W/err"
 tt_check "under the runtime's default seccomp profile: exit 1, one line, naming the seccomp filter" \
 	eval '[ $rc = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] &&
 		grep -q "error: loading the BPF programs failed: bpf() is blocked by a seccomp filter (Seccomp: 2" "$W/err"'
+# with -v, libbpf's guess (RLIMIT_MEMLOCK, the kernel's config) gives way to the cause too
+brief runtime-default -v
+grep -v '^libbpf: \(prog\|map\) ' "$W/err" | grep -i 'memlock\|refused' | sed 's/^/# /'
+tt_check "with -v: no 'RLIMIT_MEMLOCK is set to big enough value' from libbpf, the seccomp filter named once in its place" \
+	eval '! grep -q "big enough value" "$W/err" &&
+		[ "$(grep -c "^libbpf: a trivial BPF program was refused: bpf() is blocked by a seccomp filter" "$W/err")" = 1 ]'
 
 # --- each capability dropped in turn: the ones record cannot do without are named; without
 # any other it records ---
