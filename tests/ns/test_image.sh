@@ -134,8 +134,8 @@ nseg=$(ls "$state"/seg-*.ttrec 2>/dev/null | wc -l)
 tt_check "segments written to the state volume ($nseg)" [ "$nseg" -gt 0 ]
 "$TAILTRACE" report "$state" --format json >"$W/report.json" 2>"$W/report.err"
 got=$(tt_json "$W/report.json" attribution.roles.server 2>/dev/null)
-tt_check "the segments hold the server's requests: ${got:-?} against the load generator's $sent" \
-	tt_within "${got:-0}" "$sent" 0.02
+tt_check "the segments hold the server's requests: ${got:-?} against the load generator's ${sent:-?}" \
+	eval '[ "${sent:-0}" -ge 200 ] && tt_within "${got:-0}" "$sent" 0.02'
 [ -s "$W/report.err" ] && sed 's/^/# report: /' "$W/report.err"
 
 # brief MODE [ARGS...]: record run briefly under MODE; its exit status, and its stderr
