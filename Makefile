@@ -57,7 +57,7 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 # keep the BPF objects and skeletons: they are inputs of every user object
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit install clean format lint deb-check bench soak fuzz judge man deb
+.PHONY: all deps demo test unit install clean format lint deb-check bench soak fuzz judge man deb image
 
 all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
@@ -153,7 +153,8 @@ man: $(BUILD)/tailtrace
 	$(Q)tools/gen-man.py $(BUILD)/tailtrace man
 
 # the binary, man pages, bash completion, the record service and its options file (an
-# existing options file is left as it is), the Prometheus rules and Grafana dashboard
+# existing options file is left as it is), the Prometheus rules and Grafana dashboard, the
+# seccomp profile for containers
 install: $(BUILD)/tailtrace
 	install -D -m 0755 $(BUILD)/tailtrace $(DESTDIR)$(sbindir)/tailtrace
 	install -d $(DESTDIR)$(mandir)/man8
@@ -169,11 +170,19 @@ install: $(BUILD)/tailtrace
 		$(DESTDIR)$(datadir)/prometheus/tailtrace.rules.yml
 	install -D -m 0644 dist/grafana/tailtrace-dashboard.json \
 		$(DESTDIR)$(datadir)/grafana/tailtrace-dashboard.json
+	install -D -m 0644 dist/seccomp/tailtrace.json $(DESTDIR)$(datadir)/seccomp/tailtrace.json
 
 # a Debian package with debhelper (debian/): build/tailtrace_VERSION_ARCH.deb
 deb:
 	$(Q)rm -rf debian/out && debian/rules clean && debian/rules binary
 	$(Q)mkdir -p $(BUILD) && mv debian/out/*.deb $(BUILD)/ && ls $(BUILD)/*.deb
+
+# the OCI image (dist/container/Containerfile, docs/deploy.md): this build's binary and the
+# libraries it loads, FROM scratch, with podman and offline; tagged IMAGE and IMAGE_LATEST
+IMAGE ?= localhost/tailtrace:$(VERSION)
+IMAGE_LATEST ?= localhost/tailtrace:latest
+image: $(BUILD)/tailtrace
+	$(Q)tools/image.sh $(BUILD)/tailtrace $(IMAGE) $(IMAGE_LATEST)
 
 # builds the package, runs lintian, installs it, runs its service's command and purges it
 # on this machine (root, about a minute; also part of `make test`)

@@ -21,6 +21,10 @@ pkgs=(
 	sockperf
 	# a real gRPC client for loadgen's h2 server (tools/loadgen/grpc_client.py)
 	python3-grpcio
+	# make image, and the image run as the DaemonSet runs it (tests/ns/test_image.sh):
+	# podman, its default seccomp profile (golang-github-containers-common), and runc (crun
+	# refuses a host with cgroup v1 and v2 side by side)
+	podman golang-github-containers-common runc
 )
 missing=()
 for p in "${pkgs[@]}"; do

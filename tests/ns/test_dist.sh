@@ -86,10 +86,10 @@ got=$(cd "$dest" 2>/dev/null && find . -type f | sed 's|^\./|/|' | sort)
 want=$( (echo /usr/sbin/tailtrace /usr/share/bash-completion/completions/tailtrace \
 	/usr/lib/systemd/system/tailtrace-record.service /etc/tailtrace/record.conf \
 	/usr/share/tailtrace/prometheus/tailtrace.rules.yml \
-	/usr/share/tailtrace/grafana/tailtrace-dashboard.json
+	/usr/share/tailtrace/grafana/tailtrace-dashboard.json /usr/share/tailtrace/seccomp/tailtrace.json
 	ls "$TT_ROOT/man" | sed 's|^|/usr/share/man/man8/|') | xargs -n1 | sort)
 if [ "$got" = "$want" ]; then
-	tt_ok "make install DESTDIR= installs the binary, $(ls "$TT_ROOT/man" | wc -l) man pages, completion, unit, options, rules, dashboard"
+	tt_ok "make install DESTDIR= installs the binary, $(ls "$TT_ROOT/man" | wc -l) man pages, completion, unit, options, rules, dashboard, seccomp profile"
 else
 	cat "$work/install.log"; diff <(echo "$want") <(echo "$got")
 	tt_fail "make install DESTDIR= installs the expected files"

@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collector_int.h"
@@ -23,6 +26,7 @@
 #include "lib/log.h"
 #include "lib/clock.h"
 #include "collect/netdev.h"
+#include "lib/denial.h"
 #include "core/stages.h"
 #include "tailtrace.skel.h"
 #include "tailtrace_compat.skel.h"
@@ -85,6 +89,32 @@ static int fail(char *err, size_t len, int code, const char *fmt, ...)
 	return code;
 }
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+#define NEED(cap)    (1ULL << (cap))
+#define NEED_BPF     (NEED(CAP_BPF) | NEED(CAP_SYS_ADMIN))
+#define NEED_PERFMON (NEED(CAP_PERFMON) | NEED(CAP_SYS_ADMIN))
+
+/* A step that failed: on EPERM the cause from /proc/self/status (a missing capability, a
+ * seccomp filter, a user namespace) in place of strerror, so a container's filter is not
+ * taken for a memory limit; else "what failed: strerror (hint)". */
+static int fail_step(char *err, size_t len, int code, const char *what, const char *call,
+		     const __u64 *needs, int nneeds, const char *hint)
+{
+	struct proc_status st;
+	bool userns;
+	char cause[400];
+
+	if (code == -EPERM && !proc_status_self(&st, &userns) &&
+	    denial_cause(&st, userns, call, needs, nneeds, cause, sizeof(cause)) > 0)
+		return fail(err, len, code, "%s failed: %s", what, cause);
+	return fail(err, len, code, "%s failed: %s%s", what, strerror(-code), hint);
+}
+
 static const char *find_libcuda(void)
 {
 	static const char *const paths[] = { "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
@@ -142,6 +172,7 @@ static int check_user_input(const struct tt_opts *o, int *cgfd, char *err, size_
 			    bool *usage)
 {
 	char path[4096];
+	struct statfs sfs;
 
 	if (o->pid && kill((pid_t)o->pid, 0) && errno == ESRCH) {
 		*usage = true;
@@ -153,6 +184,17 @@ static int check_user_input(const struct tt_opts *o, int *cgfd, char *err, size_
 			*usage = true;
 			return fail(err, errlen, *cgfd,
 				    "cgroup '%s' not found in the cgroup v2 hierarchy",
+				    o->cgroup_path);
+		}
+		/* an absolute path is taken as it is: on a host with both hierarchies, the
+		 * tmpfs above the v1 controllers would otherwise fail much later, as EBADF
+		 * from the cgroup filter */
+		if (fstatfs(*cgfd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+			*usage = true;
+			return fail(err, errlen, -ENOTDIR,
+				    "--cgroup '%s' is not a cgroup v2 directory (with cgroup v1 "
+				    "beside v2, v2 is mounted elsewhere, often at "
+				    "/sys/fs/cgroup/unified)",
 				    o->cgroup_path);
 		}
 	}
@@ -339,11 +381,13 @@ static int load_programs(struct collector *c, int cgfd, char *err, size_t errlen
 {
 	int r = tailtrace_bpf__load(c->skel);
 
-	if (r)
-		return fail(err, errlen, r,
-			    "loading the BPF programs failed: %s (run with -v for "
-			    "the verifier log)",
-			    strerror(-r));
+	if (r) {
+		/* tracing programs want CAP_PERFMON besides CAP_BPF to load */
+		const __u64 needs[] = { NEED_BPF, NEED_PERFMON };
+
+		return fail_step(err, errlen, r, "loading the BPF programs", "bpf()", needs,
+				 ARRAY_SIZE(needs), " (run with -v for the verifier log)");
+	}
 	/* before attaching: a request finished with no ring in place would be lost */
 	r = req_rings_setup(c);
 	if (r)
@@ -388,6 +432,27 @@ static int attach_cgroup_root(struct collector *c, struct bpf_program *p, int cg
 	return r;
 }
 
+/* An attach that failed, with the system call that made it and what that call needs: the
+ * perf-event kinds go through perf_event_open(), the cgroup ones want CAP_NET_ADMIN. */
+static int fail_attach(char *err, size_t len, int code, const char *what,
+		       const struct bpf_program *p)
+{
+	const __u64 perf[] = { NEED_PERFMON }, cg[] = { NEED(CAP_NET_ADMIN) },
+		    tracing[] = { NEED_BPF, NEED_PERFMON };
+
+	switch (bpf_program__type(p)) {
+	case BPF_PROG_TYPE_KPROBE:
+	case BPF_PROG_TYPE_TRACEPOINT:
+	case BPF_PROG_TYPE_PERF_EVENT:
+		return fail_step(err, len, code, what, "perf_event_open()", perf, 1, "");
+	case BPF_PROG_TYPE_SOCK_OPS:
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		return fail_step(err, len, code, what, "bpf()", cg, 1, "");
+	default:
+		return fail_step(err, len, code, what, "bpf()", tracing, 2, "");
+	}
+}
+
 /* Every loaded program but the CUDA uprobes (attach_cuda) gets its bpf_link. */
 static int attach_programs(struct collector *c, int cgfd, char *err, size_t errlen)
 {
@@ -406,9 +471,12 @@ static int attach_programs(struct collector *c, int cgfd, char *err, size_t errl
 			r = attach_cgroup_root(c, p, cgfd);
 		else
 			r = add_link(c, bpf_program__attach(p));
-		if (r)
-			return fail(err, errlen, r, "attaching %s failed: %s", bpf_program__name(p),
-				    strerror(-r));
+		if (r) {
+			char what[128];
+
+			snprintf(what, sizeof(what), "attaching %s", bpf_program__name(p));
+			return fail_attach(err, errlen, r, what, p);
+		}
 	}
 	return 0;
 }

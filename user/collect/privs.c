@@ -9,7 +9,9 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include "collect/privs.h"
+#include "lib/denial.h"
 #include "lib/log.h"
+#include "lib/util.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -55,12 +57,25 @@ bool privs_have(int cap)
 
 bool privs_require(void)
 {
-	char missing[64];
+	/* CAP_SYS_ADMIN stands in for CAP_BPF and CAP_PERFMON (kernels before 5.8) */
+	const __u64 needs[] = { PRIV_BIT(CAP_BPF) | PRIV_BIT(CAP_SYS_ADMIN),
+				PRIV_BIT(CAP_PERFMON) | PRIV_BIT(CAP_SYS_ADMIN),
+				PRIV_BIT(CAP_NET_ADMIN) };
+	struct proc_status st;
+	char missing[64], cause[400];
+	bool userns;
 	int err = privs_check(missing, sizeof(missing));
 
 	if (!err)
 		return true;
-	if (err == -EPERM)
+	/* the line names CapEff and seccomp as /proc/self/status has them; capget's answer
+	 * when that cannot be read */
+	if (err == -EPERM && !proc_status_self(&st, &userns) &&
+	    denial_cause(&st, userns, NULL, needs, ARRAY_SIZE(needs), cause, sizeof(cause)) > 0)
+		tt_error("%s: run as root, or grant the capabilities (setcap, capsh, a "
+			 "container's securityContext)",
+			 cause);
+	else if (err == -EPERM)
 		tt_error("missing %s: run as root (or grant them with setcap/capsh)", missing);
 	else
 		tt_error("cannot read capabilities: %s", strerror(-err));

@@ -3,9 +3,15 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <bpf/libbpf.h>
+#include "lib/denial.h"
 #include "lib/log.h"
 #include "lib/json.h"
+
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
 
 static bool json_mode;
 static int verbosity;
@@ -37,11 +43,34 @@ void log_catch_failed_prog(char *name, size_t len)
 		failed_prog[0] = 0;
 }
 
+/* libbpf's guess when its trivial program is refused (a kernel without BPF, or
+ * RLIMIT_MEMLOCK) is wrong whenever the EPERM has a cause /proc/self/status names (a
+ * seccomp filter, a capability): that cause instead, once, as it repeats at every probe. */
+static int memlock_guess(const char *fmt, va_list ap)
+{
+	const __u64 needs[] = { (1ULL << CAP_BPF) | (1ULL << CAP_SYS_ADMIN) };
+	static bool said;
+	struct proc_status st;
+	char line[512], cause[400];
+	bool userns;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (!strstr(line, "(1).") || proc_status_self(&st, &userns) ||
+	    denial_cause(&st, userns, "bpf()", needs, 1, cause, sizeof(cause)) <= 0)
+		return fputs(line, stderr);
+	if (said)
+		return 0;
+	said = true;
+	return fprintf(stderr, "libbpf: a trivial BPF program was refused: %s\n", cause);
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	catch_failed_prog(level, fmt, ap);
 	if (verbosity == 0 || (level == LIBBPF_DEBUG && verbosity < 2))
 		return 0;
+	if (strstr(fmt, "RLIMIT_MEMLOCK is set to big enough value"))
+		return memlock_guess(fmt, ap);
 	return vfprintf(stderr, fmt, ap);
 }
 
