@@ -377,16 +377,27 @@ static __always_inline void flow_key(const struct flow *f, struct hist_key *k, _
 	}
 }
 
-static __always_inline void flow_sample(const struct flow *f, __u16 stage, __u64 v)
+/* A flow's sample in its group's histogram. A global function (checked once by the
+ * verifier, not at each call site: the send ring's loops call it up to 64 times in one
+ * program); it takes no pointer, so it finds the flow again by its socket. */
+__noinline int flow_hist_update(__u64 sk_addr, __u32 stage, __u64 v)
 {
+	struct flow *f = bpf_map_lookup_elem(&flows, &sk_addr);
 	struct hist_key k;
 
-	if (targ_by == GROUP_NONE) {
-		stage_hist_update(stage, v);
-		return;
-	}
+	if (!f)
+		return 0;
 	flow_key(f, &k, stage);
 	hist_update(&k, v);
+	return 0;
+}
+
+static __always_inline void flow_sample(const struct flow *f, __u16 stage, __u64 v)
+{
+	if (targ_by == GROUP_NONE)
+		stage_hist_update(stage, v);
+	else
+		flow_hist_update(f->sk_addr, stage, v);
 }
 
 static __always_inline void flow_sample_at(const struct flow *f, __u16 stage, __u64 v,
