@@ -123,14 +123,18 @@ static void print_request_slice(FILE *f, bool *first, const struct req_event *e,
 		",\"args\":{\"latency_ns\":%llu,\"start_ns\":%llu,\"ttft_ns\":%llu,"
 		"\"max_gap_ns\":%llu,\"bytes_in\":%u,\"bytes_out\":%u,\"chunks\":%u,\"retrans\":%u,"
 		"\"retrans_rto\":%u,\"drops\":%u,\"ecn_ce\":%u,\"srtt_ns\":%llu,"
-		"\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu}}",
+		"\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu,\"role\":\"%s\","
+		"\"loss_recovery\":%s,\"overlap\":%s,\"streamed\":%s,\"stream_id\":%u}}",
 		(unsigned long long)dur, (unsigned long long)e->start_ns,
 		(unsigned long long)(e->first_resp_ns > e->start_ns ? e->first_resp_ns - e->start_ns
 								    : 0),
 		(unsigned long long)e->max_gap_ns, e->bytes_in, e->bytes_out, e->chunks, e->retrans,
 		e->retrans_rto, e->drops, e->ecn_ce, (unsigned long long)e->srtt_ns,
-		(unsigned long long)e->min_rtt_ns, e->tid, e->cpu,
-		(unsigned long long)e->sk_cookie);
+		(unsigned long long)e->min_rtt_ns, e->tid, e->cpu, (unsigned long long)e->sk_cookie,
+		e->role == ROLE_CLIENT ? "client" : "server",
+		e->flags & REQ_F_LOSS_RECOVERY ? "true" : "false",
+		e->flags & REQ_F_OVERLAP ? "true" : "false",
+		e->flags & REQ_F_STREAM ? "true" : "false", e->stream_id);
 }
 
 /* Parts carry accumulated time, not when it happened: the attribution split sums to the
