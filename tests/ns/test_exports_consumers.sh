@@ -192,6 +192,9 @@ for key, xs in tracks.items():
 assert reqs == int(sys.argv[2]), (reqs, sys.argv[2])
 ' "$work/trace.json" "$requests"
 
+tt_check "trace-event JSON: every track nested as viewers read it (tools/check-perfetto.py)" \
+	"$TT_ROOT/tools/check-perfetto.py" "$work/trace.json" --min-events "$requests"
+
 # --- damaged recordings: torn tail is a warning, corruption an error with the offset ---
 seg=$(ls "$work"/rec/seg-*.ttrec | head -1)
 cp -r "$work/rec" "$work/torn"

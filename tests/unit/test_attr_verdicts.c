@@ -505,9 +505,10 @@ static void test_render(void **state)
 	attr_report__print_text(&r, f);
 	fclose(f);
 	/* the verdict comes first, and names the place */
-	assert_int_equal(strncmp(buf, "verdict: congestion (tx.qdisc), both", 36), 0);
-	assert_non_null(strstr(buf, "besides, standing queue: every request waits ~"));
-	assert_non_null(strstr(buf, "base RTT: lowest RTT"));
+	assert_int_equal(
+		strncmp(buf, "verdict: congestion in tx.qdisc, episodic and chronic\n", 54), 0);
+	assert_non_null(strstr(buf, "\n  chronic: standing queue: every request waits ~"));
+	assert_non_null(strstr(buf, "floor's round trip: lowest RTT"));
 	assert_non_null(strstr(buf, "dev tt-srv-eth0 qdisc 1:0"));
 	assert_non_null(strstr(buf, "p99 tail:"));
 	free(buf);

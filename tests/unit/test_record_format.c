@@ -50,6 +50,10 @@ static void fill_event(struct req_event *e, unsigned seed)
 	e->rport = (__u16)(40000 + seed);
 	e->family = 10;
 	e->role = ROLE_CLIENT;
+	/* the split depends on these: tx.sendq in loss recovery is transport */
+	e->flags = REQ_F_LOSS_RECOVERY | REQ_F_STREAM | (seed & 1 ? REQ_F_OVERLAP : 0);
+	e->proto = PROTO_HTTP2;
+	e->stream_id = 2 * seed + 1;
 	for (int i = 0; i < 16; i++)
 		e->raddr[i] = (__u8)(i * 7 + seed);
 	snprintf(e->comm, sizeof(e->comm), "w%u", seed);

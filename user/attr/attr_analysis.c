@@ -291,7 +291,7 @@ enum attr_verdict_class attr_class_verdict(enum attr_class c)
 	}
 }
 
-static const char *action_hint(enum attr_verdict_class v, enum attr_part p, bool client)
+const char *attr_action_hint(enum attr_verdict_class v, enum attr_part p, bool client)
 {
 	switch (v) {
 	case VERDICT_COMPUTE:
@@ -374,11 +374,12 @@ static void verdict_decide(const struct attr_side *sd, const struct attr_params 
 		return;
 	}
 	if (g->excess_ns < (double)P->min_excess_ns || g->ratio < P->min_ratio) {
-		snprintf(v->rule, sizeof(v->rule),
-			 "tail mean %s vs median %s (+%s, x%.2f): not meaningfully worse "
-			 "(needs >= +%.1f ms and >= x%.2f)",
-			 t->tail, t->median, t->excess, g->ratio, (double)P->min_excess_ns / 1e6,
-			 P->min_ratio);
+		snprintf(
+			v->rule, sizeof(v->rule),
+			"tail mean %s vs median-group mean %s (+%s, x%.2f): not meaningfully worse "
+			"(needs >= +%.1f ms and >= x%.2f)",
+			t->tail, t->median, t->excess, g->ratio, (double)P->min_excess_ns / 1e6,
+			P->min_ratio);
 		return;
 	}
 	classes_by_excess(g, order);
@@ -387,16 +388,17 @@ static void verdict_decide(const struct attr_side *sd, const struct attr_params 
 	if (s1 >= P->majority ||
 	    (s1 >= P->plurality && s1 >= P->plurality_lead * (s2 > 0 ? s2 : 0))) {
 		v->class = attr_class_verdict(order[0]);
-		snprintf(v->rule, sizeof(v->rule),
-			 "tail mean %s vs median %s (+%s, x%.2f); %s holds %.0f%% of the "
-			 "excess (%s %.0f%%): %s",
-			 t->tail, t->median, t->excess, g->ratio, attr_class_name(order[0]),
-			 100 * s1, attr_class_name(order[1]), 100 * s2,
-			 s1 >= P->majority ? "majority" : "clear plurality");
+		snprintf(
+			v->rule, sizeof(v->rule),
+			"tail mean %s vs median-group mean %s (+%s, x%.2f); %s holds %.0f%% of the "
+			"excess (%s %.0f%%): %s",
+			t->tail, t->median, t->excess, g->ratio, attr_class_name(order[0]),
+			100 * s1, attr_class_name(order[1]), 100 * s2,
+			s1 >= P->majority ? "majority" : "clear plurality");
 	} else {
 		v->class = VERDICT_MIXED;
 		snprintf(v->rule, sizeof(v->rule),
-			 "tail mean %s vs median %s (+%s, x%.2f); no class holds a "
+			 "tail mean %s vs median-group mean %s (+%s, x%.2f); no class holds a "
 			 "majority: %s %.0f%%, %s %.0f%%",
 			 t->tail, t->median, t->excess, g->ratio, attr_class_name(order[0]),
 			 100 * s1, attr_class_name(order[1]), 100 * s2);
@@ -469,8 +471,8 @@ static void verdict_summary(const struct attr_side *sd, const struct attr_params
 
 	if (v->class == VERDICT_NONE) {
 		snprintf(v->summary, sizeof(v->summary),
-			 "p%g tail (%llu requests, mean %s) is not meaningfully worse than the "
-			 "median (%s)",
+			 "p%g tail (%llu requests, tail mean %s) is not meaningfully worse "
+			 "than the median group (mean %s)",
 			 q * 100, (unsigned long long)g->count, t->tail, t->median);
 		if (sd->lat.count < P->min_requests)
 			snprintf(v->summary, sizeof(v->summary),
@@ -478,7 +480,8 @@ static void verdict_summary(const struct attr_side *sd, const struct attr_params
 				 (unsigned long long)sd->lat.count, q * 100);
 	} else if (v->class == VERDICT_MIXED) {
 		snprintf(v->summary, sizeof(v->summary),
-			 "p%g tail (%llu requests, mean %s vs median %s): the excess is spread: "
+			 "p%g tail (%llu requests, tail mean %s vs median-group mean %s): the "
+			 "excess is spread: "
 			 "%s %.0f%%, %s %.0f%%",
 			 q * 100, (unsigned long long)g->count, t->tail, t->median,
 			 attr_class_name(order[0]), 100 * g->excess_shares[order[0]],
@@ -496,16 +499,17 @@ static void verdict_summary(const struct attr_side *sd, const struct attr_params
 									: 1 - g->first_token_share),
 				     g->first_token_share >= 0.5 ? "before" : "after");
 		attr_appendf(v->summary, sizeof(v->summary),
-			     "%s: %.0f%% of the p%g tail's excess (+%s over the median %s)",
-			     attr_class_name(c), 100 * g->excess_shares[c], q * 100, t->excess,
-			     t->median);
+			     "%s: %.0f%% of the p%g tail's excess (tail mean %s, %s over the "
+			     "median group's mean %s)",
+			     attr_class_name(c), 100 * g->excess_shares[c], q * 100, t->tail,
+			     t->excess, t->median);
 		if (v->has_part)
 			attr_appendf(v->summary, sizeof(v->summary), ", mostly %s",
 				     attr_parts[v->part].stage);
 		if (v->where[0])
 			attr_appendf(v->summary, sizeof(v->summary), " at %s", v->where);
 		attr_appendf(v->summary, sizeof(v->summary), "; %s",
-			     action_hint(v->class, v->part, client));
+			     attr_action_hint(v->class, v->part, client));
 	}
 }
 

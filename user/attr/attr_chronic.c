@@ -109,8 +109,9 @@ static void chronic_find(const struct attr_report *r, const struct attr_params *
 	fmt_duration(tm, sizeof(tm), r->median.mean_ns, DUR_PROSE);
 	c->found = r->requests >= P->min_requests && c->wait_ns > 0 && c->wait_ns >= floor_ns;
 	snprintf(c->rule, sizeof(c->rule),
-		 "%s waiting shared by the p99 and median requests: %s (%.0f%% of the median's %s, "
-		 "%.0f%% of the p99's time): %s (needs >= %.1f ms and >= %.0f%% of the median)",
+		 "%s waiting shared by the p99 tail and the median group: %s (%.0f%% of the "
+		 "median group's mean %s, %.0f%% of the tail mean): %s (needs >= %.1f ms and >= "
+		 "%.0f%% of the median group's mean)",
 		 attr_class_name(c->class), w, 100 * (c->wait_ns / (r->median.mean_ns + 1e-9)), tm,
 		 100 * (c->wait_ns / (r->tail.mean_ns + 1e-9)),
 		 c->found ? "a chronic fault" : "no chronic fault",
@@ -230,7 +231,7 @@ static void chronic_evidence(const struct attr_report *r, const struct snapshot 
 }
 
 /* "standing queue: every request waits ~17 ms in dev X qdisc Y" */
-static void chronic_phrase(const struct attr_chronic *c, char *dst, size_t n)
+void attr_chronic_phrase(const struct attr_chronic *c, char *dst, size_t n)
 {
 	char w[24];
 	const char *at = c->where[0] ? c->where : "an unknown place";
@@ -281,7 +282,7 @@ static void budget_phrase(const struct attr_group *g, char *dst, size_t n)
 	fmt_duration(a, sizeof(a), g->mean_ns, DUR_PROSE);
 	fmt_duration(b, sizeof(b), g->budget.floor_ns, DUR_PROSE);
 	fmt_duration(c, sizeof(c), g->budget.work_ns, DUR_PROSE);
-	snprintf(dst, n, "p99 request %s = floor %s + work %s", a, b, c);
+	snprintf(dst, n, "p99 tail mean %s = floor %s + work %s", a, b, c);
 	for (int k = 0; k < ATTR_CLASSES; k++) {
 		if (g->budget.wait_ns[k] < 0.05 * g->mean_ns)
 			continue;
@@ -303,7 +304,7 @@ static void combine(const struct attr_report *r, struct attr_chronic *c, struct 
 
 	if (!c->found)
 		return;
-	chronic_phrase(c, phrase, sizeof(phrase));
+	attr_chronic_phrase(c, phrase, sizeof(phrase));
 	budget_phrase(&r->tail, budget, sizeof(budget));
 	snprintf(old_rule, sizeof(old_rule), "%s", v->rule);
 	snprintf(old_sum, sizeof(old_sum), "%s", v->summary);

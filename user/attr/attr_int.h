@@ -164,6 +164,10 @@ void attr_fmt_place(char *dst, size_t n, const struct attr_place_key *k, const s
 /* vsnprintf appended at the end of dst (truncated: display text) */
 void attr_appendf(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 enum attr_verdict_class attr_class_verdict(enum attr_class c);
+/* What to do about a verdict of class v whose top stage is p (client: the client's view). */
+const char *attr_action_hint(enum attr_verdict_class v, enum attr_part p, bool client);
+/* "standing queue: every request waits ~17 ms in dev X qdisc Y", from a found chronic fault */
+void attr_chronic_phrase(const struct attr_chronic *c, char *dst, size_t n);
 /* The chronic question for one side's report whose median and p99 groups are filled, and
  * the verdict that combines it with the episodic one (docs/attribution.md §3). */
 void attr_chronic_analyze(const struct attr_agg *a, int side, const struct snapshot *s,

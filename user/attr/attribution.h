@@ -3,7 +3,8 @@
  * verdict. Pure code over struct req_event (bpf/tailtrace.h); docs/attribution.md defines
  * the model. The aggregate is mergeable so `record`/`report` can answer any time window.
  * attr_split.c splits a request, attr_aggregate.c and attr_place.c aggregate, attr_codec.c
- * encodes, attr_analysis.c judges the tail, attr_report.c prints the report. */
+ * encodes, attr_analysis.c judges the tail, attr_report.c (JSON) and attr_text.c (text)
+ * print the report. */
 #ifndef TT_ATTRIBUTION_H
 #define TT_ATTRIBUTION_H
 

@@ -10,11 +10,34 @@
 #include "attr/attribution.h"
 #include "lib/json.h"
 
-/* Trace-event timestamps are microseconds; printing ns / 1000 with three exact decimals
- * keeps nested events nested (no rounding can push a child past its parent). */
+/* Trace-event timestamps are microseconds, and viewers turn a fractional one into ns
+ * through a double (times 1000, truncated or rounded by version): a child ending in the same
+ * nanosecond as its parent could then end 1 ns after it, which they draw as an improperly
+ * nested slice. Complete events are therefore laid on whole microseconds (exact in any
+ * double): a request from the microsecond of its start to that of its end, rounded
+ * outwards, its parts between boundaries rounded to the nearest microsecond inside it. The
+ * exact ns figures are in args. */
+static __u64 us_floor(__u64 ns)
+{
+	return ns / 1000;
+}
+
+static __u64 us_ceil(__u64 ns)
+{
+	return (ns + 999) / 1000;
+}
+
+/* An instant's time with exact ns decimals (instants nest in nothing). */
 static void print_us(FILE *f, __u64 ns)
 {
 	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+}
+
+/* ts and dur of a complete event from whole microseconds */
+static void print_span(FILE *f, __u64 from_us, __u64 to_us)
+{
+	fprintf(f, ",\"ts\":%llu,\"dur\":%llu", (unsigned long long)from_us,
+		(unsigned long long)(to_us - from_us));
 }
 
 static int cmp_start(const void *a, const void *b)
@@ -95,49 +118,53 @@ static void print_request_slice(FILE *f, bool *first, const struct req_event *e,
 				__u64 tid, __u64 dur)
 {
 	event_head(f, first, "X", "request", "request", pid, tid);
-	fputs(",\"ts\":", f);
-	print_us(f, e->start_ns);
-	fputs(",\"dur\":", f);
-	print_us(f, dur);
+	print_span(f, us_floor(e->start_ns), us_ceil(e->start_ns + dur));
 	fprintf(f,
-		",\"args\":{\"latency_ns\":%llu,\"ttft_ns\":%llu,\"max_gap_ns\":%llu,"
-		"\"bytes_in\":%u,\"bytes_out\":%u,\"chunks\":%u,\"retrans\":%u,"
+		",\"args\":{\"latency_ns\":%llu,\"start_ns\":%llu,\"ttft_ns\":%llu,"
+		"\"max_gap_ns\":%llu,\"bytes_in\":%u,\"bytes_out\":%u,\"chunks\":%u,\"retrans\":%u,"
 		"\"retrans_rto\":%u,\"drops\":%u,\"ecn_ce\":%u,\"srtt_ns\":%llu,"
-		"\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu}}",
-		(unsigned long long)dur,
+		"\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu,\"role\":\"%s\","
+		"\"loss_recovery\":%s,\"overlap\":%s,\"streamed\":%s,\"stream_id\":%u}}",
+		(unsigned long long)dur, (unsigned long long)e->start_ns,
 		(unsigned long long)(e->first_resp_ns > e->start_ns ? e->first_resp_ns - e->start_ns
 								    : 0),
 		(unsigned long long)e->max_gap_ns, e->bytes_in, e->bytes_out, e->chunks, e->retrans,
 		e->retrans_rto, e->drops, e->ecn_ce, (unsigned long long)e->srtt_ns,
-		(unsigned long long)e->min_rtt_ns, e->tid, e->cpu,
-		(unsigned long long)e->sk_cookie);
+		(unsigned long long)e->min_rtt_ns, e->tid, e->cpu, (unsigned long long)e->sk_cookie,
+		e->role == ROLE_CLIENT ? "client" : "server",
+		e->flags & REQ_F_LOSS_RECOVERY ? "true" : "false",
+		e->flags & REQ_F_OVERLAP ? "true" : "false",
+		e->flags & REQ_F_STREAM ? "true" : "false", e->stream_id);
 }
 
 /* Parts carry accumulated time, not when it happened: the attribution split sums to the
  * request's latency exactly, so laid end to end from the start they fill the request's
- * track; args say so. */
+ * track; args say so. Each boundary is rounded to the nearest microsecond and kept inside
+ * the request's slice, so the parts nest in it and touch without overlapping; a part of
+ * under a microsecond may get no slice of its own. */
 static void print_parts(FILE *f, bool *first, const struct req_event *e, __u32 pid, __u64 tid,
 			__u64 dur)
 {
+	__u64 from = us_floor(e->start_ns), hi = us_ceil(e->start_ns + dur), at = e->start_ns;
 	struct attr_split sp;
-	__u64 at = e->start_ns;
 
 	attr_split_request(e, &sp);
 	for (int part = 0; part < ATTR_PARTS; part++) {
 		const struct attr_part_info *pi = attr_part_info(part);
-		__u64 ns = sp.part_ns[part], d;
+		__u64 ns = sp.part_ns[part], to;
 
-		if (!ns || !pi || at >= e->start_ns + dur)
+		if (!ns || !pi)
 			continue;
-		d = ns < e->start_ns + dur - at ? ns : e->start_ns + dur - at;
+		at += ns;
+		to = (at + 500) / 1000;
+		to = to < from ? from : to > hi ? hi : to;
+		if (to == from)
+			continue;
 		event_head(f, first, "X", pi->stage, attr_class_name(pi->class), pid, tid);
-		fputs(",\"ts\":", f);
-		print_us(f, at);
-		fputs(",\"dur\":", f);
-		print_us(f, d);
+		print_span(f, from, to);
 		fprintf(f, ",\"args\":{\"part_ns\":%llu,\"placement\":\"accumulated\"}}",
 			(unsigned long long)ns);
-		at += d;
+		from = to;
 	}
 }
 

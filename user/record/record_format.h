@@ -26,6 +26,9 @@
 /* the largest file a reader reads whole: a full segment and one more frame */
 #define REC_SEGMENT_READ_MAX (REC_SEGMENT_MAX + 2ll * REC_MAX_RAW)
 #define REC_FLIGHT_PER_FRAME 512 /* slow requests per flight-recorder frame */
+/* bytes per request in a flight frame's trailer (flags, proto, stream_id); a reader takes
+ * the first ones it knows of a longer trailer */
+#define REC_EVENT_EXTRA 6
 
 /* What a reader holds, so that a crafted segment (zlib inflates ~1000:1, and a histogram
  * key decodes to ~5.9 KB) cannot make `report` allocate gigabytes. Past a limit reading

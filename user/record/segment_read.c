@@ -286,6 +286,28 @@ static int decode_snapshot(struct cur *c, struct snapshot *s)
 
 #define EVENT_REC_FIXED (8 * 8 + 13 * 4 + 2 * 2 + 2 + 32)
 
+/* The trailer after a flight frame's n requests: per request its flags, protocol and
+ * HTTP/2 stream (REC_EVENT_EXTRA bytes or more). A frame written before the trailer ends
+ * at the requests: they keep zero there. */
+static int decode_flight_extra(struct cur *c, struct req_event *e, __u32 n)
+{
+	__u8 len;
+
+	if (!remaining(c))
+		return 0;
+	len = get_u8(c);
+	if (len < REC_EVENT_EXTRA || (size_t)n * len > remaining(c))
+		return -EBADMSG;
+	for (__u32 i = 0; i < n; i++) {
+		e[i].flags = get_u8(c);
+		e[i].proto = get_u8(c);
+		e[i].stream_id = get_u32(c);
+		for (__u8 k = REC_EVENT_EXTRA; k < len; k++)
+			(void)get_u8(c);
+	}
+	return c->bad ? -EBADMSG : 0;
+}
+
 static int decode_flight(struct cur *c, struct snapshot *s)
 {
 	int cols[256];
@@ -348,7 +370,7 @@ static int decode_flight(struct cur *c, struct snapshot *s)
 		if (!c->bad)
 			s->nslow++;
 	}
-	return c->bad ? -EBADMSG : 0;
+	return c->bad ? -EBADMSG : decode_flight_extra(c, s->slow_reqs + s->nslow - n, n);
 }
 
 /* Column names of a NIC frame section mapped to the known ones (-1: a later column,

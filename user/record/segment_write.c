@@ -332,6 +332,14 @@ static int encode_flight(struct rec_buf *b, const struct snapshot *s, size_t fro
 	put_u32(b, (__u32)n);
 	for (size_t i = from; i < from + n; i++)
 		encode_event(b, &s->slow_reqs[i]);
+	/* the trailer: what each request's split and framing depend on beyond the fields
+	 * above (readers before it stop at the requests) */
+	put_u8(b, REC_EVENT_EXTRA);
+	for (size_t i = from; i < from + n; i++) {
+		put_u8(b, s->slow_reqs[i].flags);
+		put_u8(b, s->slow_reqs[i].proto);
+		put_u32(b, s->slow_reqs[i].stream_id);
+	}
 	return b->err;
 }
 
