@@ -199,8 +199,8 @@ for k, tk, p, tol in (("ttft", "ttft_us", "p50", 0.15), ("ttft", "ttft_us", "p99
                       ("latency", "latency_us", "p99", 0.10)):
     a, e = tt[tk][p], cl["%s_%s_us" % (k, p)]
     ok = e and tol is not None and abs(a - e) <= tol * e
-    print("%s grpc over TLS: %s %s %.0f us vs the client's %.0f us (%s)" % (
-          "#" if tol is None else "ok -" if ok else "not ok -", tk, p, a, e or 0,
+    print("%sgrpc over TLS: %s %s %.0f us vs the client's %.0f us (%s)" % (
+          "" if tol is None else "ok - " if ok else "not ok - ", tk, p, a, e or 0,
           "not judged" if tol is None else "within %d%%" % (100 * tol)))
 PY
 	while IFS= read -r line; do

@@ -245,8 +245,8 @@ static int get_int(const uint8_t **p, const uint8_t *end, int prefix, uint64_t *
 	return -EPROTO;
 }
 
-static int get_str(const struct hpack_dec *d, const uint8_t **p, const uint8_t *end,
-		   const char **s, size_t *len)
+static int get_str(const struct hpack_dec *d, const uint8_t **p, const uint8_t *end, const char **s,
+		   size_t *len)
 {
 	uint64_t l;
 	bool huff;

@@ -28,6 +28,7 @@
 #include "tailtrace_compat.skel.h"
 #include "lib/util.h"
 #include "collect/tls_probes.h"
+#include "lib/uprobe_entry.h"
 
 static size_t map_view_len(const struct bpf_map *map)
 {
@@ -487,13 +488,23 @@ static int attach_tls(struct collector *c, const struct tt_opts *o, char *err, s
 		return r;
 	}
 	for (int i = 0; i < TLS_FN__MAX && !r; i++) {
+		/* past an endbr64 when it opens the function (uprobe_entry.h): the entry
+		 * program reads only argument registers, the return probe shares the site */
+		__u64 off =
+			lib.off[i] ? uprobe_entry_offset(lib.path, lib.off[i], UPROBE_RETURN) : 0;
+		char moved[96];
+
+		uprobe_moved_note(moved, sizeof(moved), lib.off[i], off);
+		if (off && log_verbose())
+			fprintf(stderr, "--tls-uprobes: %s at 0x%llx%s\n", tls_fn_name(i),
+				(unsigned long long)lib.off[i], moved);
 		for (int ret = 0; ret < 2 && !r; ret++) {
 			struct bpf_program *p = ret ? c->skel->progs.tt_tls_exit : enter[i];
 			struct bpf_link *l;
 
-			if (!lib.off[i])
+			if (!off)
 				continue;
-			l = uprobe_attacher__attach(&c->up, p, pid, lib.path, lib.off[i], ret);
+			l = uprobe_attacher__attach(&c->up, p, pid, lib.path, off, ret);
 			if (!l) {
 				r = -errno;
 				fail(err, errlen, r,
