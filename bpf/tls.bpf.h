@@ -116,10 +116,16 @@ static __always_inline void tls_h2_walk(struct flow *f, __u32 dir, __u64 buf, __
 		cnt_add(CNT_FRAMING_LOST, 1);
 	}
 	if (!f->h2_synced[dir]) {
-		if (n < H2_HDR_LEN || bpf_probe_read_user(b, H2_HDR_LEN, (void *)buf) ||
-		    !h2_plausible(b))
+		if (n < H2_HDR_LEN || bpf_probe_read_user(b, H2_HDR_LEN, (void *)buf))
 			return;
-		next = seq;
+		/* the client preface read with the frames after it (a server that wrote its
+		 * SETTINGS first found HTTP/2 from them) */
+		if (n >= 24 && bytes_are(b, "PRI * HTT", H2_HDR_LEN))
+			next = seq + 24;
+		else if (h2_plausible(b))
+			next = seq;
+		else
+			return;
 		f->h2_part_len[dir] = 0;
 		f->h2_synced[dir] = 1;
 	}
