@@ -21,6 +21,9 @@ pkgs=(
 	sockperf
 	# a real gRPC client for loadgen's h2 server (tools/loadgen/grpc_client.py)
 	python3-grpcio
+	# TLS streams (tests/ns/test_tls_streams.sh): certificates, and the OpenSSL library the
+	# Python ssl module and nginx use, which --tls-uprobes probes
+	openssl libssl3
 )
 missing=()
 for p in "${pkgs[@]}"; do

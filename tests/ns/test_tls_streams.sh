@@ -4,7 +4,7 @@
 # TLS between two namespaces (tools/loadgen/tls_sse.py: Python's ssl module on Debian's
 # OpenSSL libssl.so.3, a self-signed certificate made here), traced at both ends at once
 # (`explain --role server` and `--role client`):
-#   without --tls-uprobes: every output says the framing is hidden (framing.tls counts the
+#   without --tls-uprobes: the reports say the framing is hidden (framing.tls counts the
 #          requests, tls_figures_are_exchanges), no HTTP/1 request is claimed
 #   with --tls-uprobes (the server's side with -p: the libssl the server maps; the
 #          client's side without: the host's, in every process), the plaintext framing is
