@@ -122,8 +122,8 @@ struct flow {
 	__u8 sends_untimed;    /* this call's, for CNT_SENDS_UNTIMED (a store, not a branch) */
 	__u8 untimed_slots[4]; /* ring slots of this call's first untimed sends */
 	__u8 overlapped;       /* requests were seen to overlap on this connection */
-	__u8 reserved[1];
-	__u32 req_seq; /* a client's write_seq at its request's first byte */
+	__u8 tls_bound;        /* --tls-uprobes: a TLS library call was seen on it (tls.bpf.h) */
+	__u32 req_seq;         /* a client's write_seq at its request's first byte */
 	/* application framing (bpf/framing.bpf.h) */
 	__u8 proto;          /* enum tt_proto */
 	__u8 proto_tries;    /* data segments looked at without telling the protocol */
@@ -135,6 +135,10 @@ struct flow {
 	__u8 h2_part[2][16];
 	__u32 h2_next[2]; /* sequence of the next frame header */
 	struct h2_pending h2_pending[H2_PENDING];
+	__u32 tls_off[2]; /* --tls-uprobes: plaintext bytes so far, per direction */
+	__u8 tls_hs;      /* ... exchanges left out as the TLS handshake's */
+	__u8 tls_first;   /* ... a client's first response through the library is awaited */
+	__u8 tls_reserved[6];
 	__u64 last_send_end_ns;         /* the latest sendmsg returned */
 	__u64 last_in_ns;               /* client: the latest data of a streamed response arrived */
 	__u64 path_base[TT_REQ_STAGES]; /* stage time at the response's first token */

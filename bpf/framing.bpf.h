@@ -11,7 +11,8 @@
  * END_STREAM of its response; control frames (SETTINGS, PING, WINDOW_UPDATE) belong to
  * none. Streams of one connection overlap, so the connection's stage times accumulate in
  * flow->req, never sent itself, and each stream takes the deltas over its own life.
- * TLS hides the framing: such connections are marked, and their requests are exchanges.
+ * TLS hides the framing: such connections are marked, and their requests are exchanges,
+ * unless --tls-uprobes shows the plaintext (tls.bpf.h), which the same code here reads.
  */
 #ifndef TT_FRAMING_BPF_H
 #define TT_FRAMING_BPF_H
@@ -128,15 +129,10 @@ static __always_inline bool bytes_are(const __u8 *b, const char *s, int n)
 	return true;
 }
 
-/* The protocol from a connection's data: the HTTP/2 client preface, an HTTP/1 request or
- * status line, a TLS record, or (a connection older than tailtrace) two HTTP/2 frame
- * headers in a row. */
-static __always_inline __u8 proto_of(const __u8 *b, __u32 n, struct __sk_buff *skb, __u32 poff,
-				     __u32 plen)
+/* The protocol a connection's first bytes name: the HTTP/2 client preface, an HTTP/1
+ * request or status line, a TLS record; PROTO_UNKNOWN otherwise. */
+static __always_inline __u8 proto_of_prefix(const __u8 *b, __u32 n)
 {
-	__u8 next[H2_HDR_LEN];
-	__u32 len;
-
 	if (n >= 16 && bytes_are(b, "PRI * HTTP/2.0\r\n", 16))
 		return PROTO_HTTP2;
 	if (n >= 7 && bytes_are(b, "HTTP/1.", 7))
@@ -148,6 +144,20 @@ static __always_inline __u8 proto_of(const __u8 *b, __u32 n, struct __sk_buff *s
 		return PROTO_HTTP1;
 	if (n >= 3 && (b[0] == 0x16 || b[0] == 0x17) && b[1] == 3 && b[2] <= 4)
 		return PROTO_TLS;
+	return PROTO_UNKNOWN;
+}
+
+/* The protocol from a connection's data: proto_of_prefix(), or (a connection older than
+ * tailtrace) two HTTP/2 frame headers in a row. */
+static __always_inline __u8 proto_of(const __u8 *b, __u32 n, struct __sk_buff *skb, __u32 poff,
+				     __u32 plen)
+{
+	__u8 next[H2_HDR_LEN];
+	__u8 p = proto_of_prefix(b, n);
+	__u32 len;
+
+	if (p != PROTO_UNKNOWN)
+		return p;
 	if (n < H2_HDR_LEN || !h2_plausible(b))
 		return PROTO_UNKNOWN;
 	len = (__u32)b[0] << 16 | (__u32)b[1] << 8 | b[2];
@@ -337,8 +347,14 @@ __noinline int h2_frame(__u64 sk_addr, __u64 hdr, __u64 sid_end, __u64 now, __u3
 		h2_finish(sk_addr, key.sid, now);
 		return 0;
 	}
-	if ((type == H2_DATA || type == H2_HEADERS) && (flags & H2_END_STREAM))
-		h2_pending_add(f, key.sid, end_seq, now);
+	if ((type == H2_DATA || type == H2_HEADERS) && (flags & H2_END_STREAM)) {
+		/* through TLS (tls.bpf.h) the frame is seen as the application writes or reads
+		 * it, which is when the stream ends: its offset is in plaintext, no sequence */
+		if (f->tls_bound)
+			h2_finish(sk_addr, key.sid, now);
+		else
+			h2_pending_add(f, key.sid, end_seq, now);
+	}
 	return 0;
 }
 
@@ -465,7 +481,8 @@ static __always_inline struct flow *framing_flow(struct __sk_buff *skb)
 		return NULL;
 	addr = (__u64)tp;
 	f = bpf_map_lookup_elem(&flows, &addr);
-	if (!f || f->verdict != FLOW_TRACED || f->proto == PROTO_OPAQUE || f->proto == PROTO_TLS)
+	if (!f || f->verdict != FLOW_TRACED || f->proto == PROTO_OPAQUE || f->proto == PROTO_TLS ||
+	    f->tls_bound)
 		return NULL;
 	return f;
 }

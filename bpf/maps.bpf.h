@@ -29,6 +29,8 @@ const volatile bool targ_sk_cookie_helper = true; /* bpf_get_socket_cookie(sk) i
 const volatile bool targ_qdisc_at_dev_queue = false;
 /* tcp_recvmsg's arguments (5 from 5.19, 6 before), for the kprobe that reads its flags */
 const volatile __u32 targ_recvmsg_nargs = 5;
+/* --tls-uprobes: the TLS library's calls carry the plaintext framing (bpf/tls.bpf.h) */
+const volatile bool targ_tls = false;
 
 /* Per-CPU histograms; max_entries is sized by userspace from the CPU count. */
 struct {

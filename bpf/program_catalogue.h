@@ -44,6 +44,7 @@ enum feed_kind {
 #define PF_FOR_EACH 0x08 /* needs bpf_for_each_map_elem() (5.13+) */
 /* feeds qdisc:qdisc_enqueue from net:net_dev_queue (targ_qdisc_at_dev_queue) */
 #define PF_QDISC_AT_DEVQ 0x10
+#define PF_TLS           0x20 /* --tls-uprobes: attached to libssl by the collector */
 
 /* clang-format off */
 #define TT_PROGRAM_CATALOGUE(X)                                                                    \
@@ -89,6 +90,11 @@ X(tt_sched_wakeup, "sched:sched_wakeup", 0, FEED_TP_BTF, "sched:sched_wakeup", 1
 X(tt_sched_exit, "sched:sched_process_exit", 0, FEED_TP_BTF, "sched:sched_process_exit", 1, PF_REQUESTS) \
 X(tt_cuda_sync_enter, "libcuda sync", 0, FEED_UPROBE, "libcuda cu*Synchronize", 0, PF_CUDA)      \
 X(tt_cuda_sync_exit, "libcuda sync", 0, FEED_UPROBE, "libcuda cu*Synchronize", 0, PF_CUDA)       \
+X(tt_tls_write_enter, "libssl SSL_write", 0, FEED_UPROBE, "libssl SSL_write", 0, PF_TLS)          \
+X(tt_tls_write_ex_enter, "libssl SSL_write", 0, FEED_UPROBE, "libssl SSL_write_ex", 0, PF_TLS)    \
+X(tt_tls_read_enter, "libssl SSL_read", 0, FEED_UPROBE, "libssl SSL_read", 0, PF_TLS)             \
+X(tt_tls_read_ex_enter, "libssl SSL_read", 0, FEED_UPROBE, "libssl SSL_read_ex", 0, PF_TLS)       \
+X(tt_tls_exit, "libssl SSL_read", 0, FEED_UPROBE, "libssl SSL_write/SSL_read return", 0, PF_TLS)  \
 X(tt_netif_rx, "net:netif_rx", 0, FEED_TP_BTF, "net:netif_rx", 1, PF_NIC)                         \
 X(tt_napi_gro_receive, "net:napi_gro_receive_entry", 0, FEED_TP_BTF, "net:napi_gro_receive_entry", 1, PF_NIC) \
 X(tt_napi_gro_frags, "net:napi_gro_frags_entry", 0, FEED_TP_BTF, "net:napi_gro_frags_entry", 1, PF_NIC) \

@@ -168,6 +168,13 @@ static __always_inline void req_emit(struct flow *f)
 		return; /* its streams are the requests (framing.bpf.h) */
 	if (f->phase == REQ_IDLE || !f->req.first_resp_ns)
 		goto reset;
+	/* --tls-uprobes: before the TLS library's first read or write on it, a connection's
+	 * first two exchanges are its handshake (hello to the peer's flight, then Finished to
+	 * the session tickets or the peer's Finished), no request */
+	if (targ_tls && f->proto == PROTO_TLS && !f->tls_bound && f->tls_hs < 2) {
+		f->tls_hs++;
+		goto reset;
+	}
 	/* --role picks the side to analyse: both ends of a connection can be on this host */
 	if (targ_role != ROLE_AUTO && f->role != targ_role)
 		goto reset;

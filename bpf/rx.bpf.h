@@ -12,6 +12,7 @@
 #include "sched.bpf.h"
 #include "sends.bpf.h"
 #include "stash.bpf.h"
+#include "tls.bpf.h"
 
 /* Driver receive: TCP data for selected ports gets a timestamp (and its ECN mark), and the
  * time it spent in the backlog or GRO before (rx.backlog, with targ_nic). */
@@ -258,6 +259,7 @@ static __always_inline void handle_recv(struct sock *sk, int ret, int flags, boo
 		req_stage(f, STAGE_RX_SOCKQ, f->rxq[i].ts, now);
 		f->rxq_head++;
 	}
+	tls_bind(f, false);
 	req_on_read(f, now, ret);
 	if (f->h2_npending)
 		h2_pending_done(f, copied, now);

@@ -13,6 +13,7 @@
 #include "sched.bpf.h"
 #include "sends.bpf.h"
 #include "stash.bpf.h"
+#include "tls.bpf.h"
 
 /* TCP is recovering from a loss (Recovery or Loss state, or segments marked lost): sends
  * made now wait for the loss, not for a queue. */
@@ -78,6 +79,7 @@ static __always_inline void handle_send_start(struct sock *sk, __u32 left, bool 
 	retrans_sync_total(f, TT_READ(btf, tp, total_retrans));
 	send_begin(f, write_seq, left, now);
 	flow_track_thread(f, tid);
+	tls_bind(f, true);
 	req_on_send(f, now, tid, write_seq, client_unread(f, sk, tp, btf));
 	if (targ_requests && f->phase != REQ_IDLE && loss_holds(f, sk, now))
 		f->req.flags |= REQ_F_LOSS_RECOVERY;

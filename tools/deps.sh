@@ -25,6 +25,9 @@ pkgs=(
 	# podman, its default seccomp profile (golang-github-containers-common), and runc (crun
 	# refuses a host with cgroup v1 and v2 side by side)
 	podman golang-github-containers-common runc
+	# TLS streams (tests/ns/test_tls_streams.sh): certificates, and the OpenSSL library the
+	# Python ssl module and nginx use, which --tls-uprobes probes
+	openssl libssl3
 )
 missing=()
 for p in "${pkgs[@]}"; do

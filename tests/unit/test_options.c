@@ -83,6 +83,7 @@ static const struct {
 	{ "--by", "port", OPT_BY },
 	{ "--role", "server", OPT_ROLE },
 	{ "--cuda", NULL, OPT_CUDA },
+	{ "--tls-uprobes", NULL, OPT_TLS },
 	{ "-o", "out.ttr", OPT_OUTPUT },
 	{ "--output", "out.ttr", OPT_OUTPUT },
 	{ "--max-size", "64M", OPT_MAX_SIZE },
@@ -162,9 +163,10 @@ static void test_values_stored(void **state)
 			       "--port=7001", "--dev", "eth0", "--dev", "ib0", "-d", "2.5", "-i",
 			       "0.25", "--count", "4", "-j", "-v", "-v", "--stage", "tx.qdisc",
 			       "--stage", "tcp.rtt", "--by", "raddr", "--role", "client", "--cuda",
-			       "-o", "x.ttr", "--max-size", "1G", "--listen", ":9100", "--from",
-			       "a", "--to", "b", "--format", "json", "--rdma-probe", "l:s",
-			       "--sysfs-root", "/s", "--rdma-full", "--cgroup", "/cg", NULL),
+			       "--tls-uprobes", "-o", "x.ttr", "--max-size", "1G", "--listen",
+			       ":9100", "--from", "a", "--to", "b", "--format", "json",
+			       "--rdma-probe", "l:s", "--sysfs-root", "/s", "--rdma-full",
+			       "--cgroup", "/cg", NULL),
 			 0);
 	assert_int_equal(o.pid, 42);
 	assert_string_equal(o.comm, "vllm");
@@ -184,6 +186,7 @@ static void test_values_stored(void **state)
 	assert_int_equal(o.by, GROUP_RADDR);
 	assert_int_equal(o.role, ROLE_CLIENT);
 	assert_true(o.cuda);
+	assert_true(o.tls_uprobes);
 	assert_string_equal(o.output, "x.ttr");
 	assert_int_equal(o.max_size, 1ULL << 30);
 	assert_string_equal(o.listen, ":9100");
@@ -537,6 +540,7 @@ static void test_unknown_and_missing(void **state)
 	 * the user typed in printable characters (getopt reports the option's internal code) */
 	assert_rejected(parse(ALL, "hist", "--json=yes", NULL), "'--json=yes'");
 	assert_rejected(parse(ALL, "hist", "--cuda=1", NULL), "'--cuda=1'");
+	assert_rejected(parse(ALL, "explain", "--tls-uprobes=1", NULL), "'--tls-uprobes=1'");
 	assert_rejected(parse(ALL, "hist", "--rdma-full=1", NULL), "'--rdma-full=1'");
 	for (const char *p = err; *p; p++)
 		assert_true(*p >= 0x20 && *p < 0x7f);

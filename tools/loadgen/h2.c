@@ -245,7 +245,8 @@ static int get_int(const uint8_t **p, const uint8_t *end, int prefix, uint64_t *
 	return -EPROTO;
 }
 
-static int get_str(const uint8_t **p, const uint8_t *end, const char **s, size_t *len)
+static int get_str(const struct hpack_dec *d, const uint8_t **p, const uint8_t *end, const char **s,
+		   size_t *len)
 {
 	uint64_t l;
 	bool huff;
@@ -257,7 +258,7 @@ static int get_str(const uint8_t **p, const uint8_t *end, const char **s, size_t
 		return -EPROTO;
 	if (l > (uint64_t)(end - *p))
 		return -EPROTO;
-	if (huff)
+	if (huff && !d->huff_opaque)
 		return -ENOTSUP;
 	*s = (const char *)*p;
 	*len = (size_t)l;
@@ -301,10 +302,10 @@ int hpack_decode(struct hpack_dec *d, const uint8_t *p, size_t n, hpack_cb cb, v
 			size_t dvl;
 			if ((rc = lookup(d, idx, &name, &nl, &dv, &dvl)))
 				return rc;
-		} else if ((rc = get_str(&p, end, &name, &nl))) {
+		} else if ((rc = get_str(d, &p, end, &name, &nl))) {
 			return rc;
 		}
-		if ((rc = get_str(&p, end, &value, &vl)))
+		if ((rc = get_str(d, &p, end, &value, &vl)))
 			return rc;
 		cb(arg, name, nl, value, vl);
 		if (incr && (rc = table_add(d, name, nl, value, vl)))

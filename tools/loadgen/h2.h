@@ -69,7 +69,11 @@ size_t h2_put_setting(uint8_t *p, uint16_t id, uint32_t v);
 size_t h2_put_window_update(uint8_t *p, uint32_t sid, uint32_t inc);
 
 /* HPACK decoding: static table, dynamic table with eviction, integers, literal strings.
- * Huffman-coded strings are refused (-ENOTSUP): loadgen and grpcio do not send them. */
+ * Huffman-coded strings are refused (-ENOTSUP): loadgen and grpcio do not send them; a
+ * proxy does (nginx's grpc_pass). With huff_opaque they are passed on still coded, for a
+ * reader that ignores the fields' values (the server): the table then counts their coded
+ * lengths, never longer than the decoded ones (an encoder codes only what it shortens), so
+ * it evicts no earlier than the encoder and every index the encoder sends stays valid. */
 struct hpack_ent {
 	char *name, *value;
 	size_t nlen, vlen;
@@ -79,6 +83,7 @@ struct hpack_dec {
 	size_t n, cap;
 	size_t size, max_size; /* RFC 7541 4.1 sizes: name + value + 32 */
 	size_t settings_max;   /* what we advertised (SETTINGS_HEADER_TABLE_SIZE) */
+	bool huff_opaque;      /* Huffman-coded strings passed on coded (above) */
 };
 typedef void (*hpack_cb)(void *arg, const char *name, size_t nlen, const char *value, size_t vlen);
 void hpack_dec_init(struct hpack_dec *d, size_t table_size);

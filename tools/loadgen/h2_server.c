@@ -433,6 +433,7 @@ void h2_serve_conn(struct conn *c)
 	pthread_mutex_init(&hc->mu, NULL);
 	pthread_cond_init(&hc->cv, NULL);
 	hpack_dec_init(&hc->hp, 4096);
+	hc->hp.huff_opaque = true; /* no field's value is read (ignore_field) */
 	if (h2_start(hc))
 		goto bad;
 	while (read_frame(hc->fd, &f, p) == 0) {

@@ -256,7 +256,9 @@ static void pr_framing(FILE *f, const struct attr_report *r)
 		fprintf(f, ", %.1f tokens a stream",
 			(double)r->stream_tokens / (double)r->stream_reqs);
 	if (p[PROTO_TLS])
-		fprintf(f, ", %llu TLS (framing hidden: these are exchanges, not requests)",
+		fprintf(f,
+			", %llu TLS (framing hidden: these are exchanges, not requests; "
+			"--tls-uprobes reads it through OpenSSL)",
 			(unsigned long long)p[PROTO_TLS]);
 	fputc('\n', f);
 }

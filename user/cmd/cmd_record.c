@@ -26,7 +26,7 @@
 #define RECORD_POLL_HTTP_MS 50
 #define RECORD_OPTS                                                                                \
 	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BUDGET | OPT_OUTPUT |          \
-	 OPT_MAX_SIZE | OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_BY | OPT_HOST)
+	 OPT_MAX_SIZE | OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_TLS | OPT_BY | OPT_HOST)
 
 /* Waits for the interval while consuming request events, and answering scrapes when http
  * is given (only when its serving thread did not start). Returns false when recording

@@ -20,6 +20,7 @@ enum {
 	LO_BY,
 	LO_ROLE,
 	LO_CUDA,
+	LO_TLS_UPROBES,
 	LO_MAX_SIZE,
 	LO_LISTEN,
 	LO_FROM,
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "by", required_argument, NULL, LO_BY },
 	{ "role", required_argument, NULL, LO_ROLE },
 	{ "cuda", no_argument, NULL, LO_CUDA },
+	{ "tls-uprobes", no_argument, NULL, LO_TLS_UPROBES },
 	{ "output", required_argument, NULL, 'o' },
 	{ "max-size", required_argument, NULL, LO_MAX_SIZE },
 	{ "listen", required_argument, NULL, LO_LISTEN },
@@ -108,6 +110,8 @@ static unsigned int opt_bit(int c)
 		return OPT_ROLE;
 	case LO_CUDA:
 		return OPT_CUDA;
+	case LO_TLS_UPROBES:
+		return OPT_TLS;
 	case 'o':
 		return OPT_OUTPUT;
 	case LO_MAX_SIZE:
@@ -421,6 +425,9 @@ static int set_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen
 		return 0;
 	case 'j':
 		o->json = true;
+		return 0;
+	case LO_TLS_UPROBES:
+		o->tls_uprobes = true;
 		return 0;
 	case LO_CUDA:
 		o->cuda = true;

@@ -34,6 +34,7 @@ enum tt_opt_bit {
 	OPT_HOST = 1u << 20,    /* --host NAME */
 	OPT_BY_HOST = 1u << 21, /* --by host (report: compare hosts) */
 	OPT_ALIGN = 1u << 22,   /* --align: interval boundaries on the wall clock's grid */
+	OPT_TLS = 1u << 23,     /* --tls-uprobes: plaintext framing from libssl */
 };
 /* Longest --host name: what a segment header holds (docs/record-format.md). */
 #define TT_HOST_NAME_MAX 255

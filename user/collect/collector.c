@@ -31,6 +31,8 @@
 #include "tailtrace.skel.h"
 #include "tailtrace_compat.skel.h"
 #include "lib/util.h"
+#include "collect/tls_probes.h"
+#include "lib/uprobe_entry.h"
 
 static size_t map_view_len(const struct bpf_map *map)
 {
@@ -237,6 +239,7 @@ static int set_filters(struct collector *c, const struct tt_opts *o, int cgfd, c
 	c->skel->rodata->targ_by = o->by;
 	c->skel->rodata->targ_role = o->role;
 	c->skel->rodata->targ_requests = c->features & COLL_REQUESTS;
+	c->skel->rodata->targ_tls = o->tls_uprobes && (c->features & COLL_REQUESTS);
 	c->skel->rodata->targ_sched_hist = c->features & COLL_SCHED_HIST;
 	c->nic = nic_wanted(o, c->features);
 	c->skel->rodata->targ_nic = c->nic;
@@ -299,6 +302,8 @@ static bool prog_wanted(const struct collector *c, const struct tt_opts *o, unsi
 	if ((flags & PF_NIC) && !c->nic)
 		return false;
 	if ((flags & PF_CUDA) && !(o->cuda && (c->features & COLL_REQUESTS)))
+		return false;
+	if ((flags & PF_TLS) && !(o->tls_uprobes && (c->features & COLL_REQUESTS)))
 		return false;
 	return true;
 }
@@ -464,6 +469,9 @@ static int attach_programs(struct collector *c, int cgfd, char *err, size_t errl
 			continue;
 		if (p == c->skel->progs.tt_cuda_sync_enter || p == c->skel->progs.tt_cuda_sync_exit)
 			continue;
+		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE &&
+		    !strncmp(bpf_program__name(p), "tt_tls_", 7))
+			continue; /* attach_tls */
 		if (p == c->sweep)
 			continue; /* run from collector__poll, not attached */
 		if (bpf_program__type(p) == BPF_PROG_TYPE_SOCK_OPS ||
@@ -525,6 +533,61 @@ static int attach_cuda(struct collector *c, const struct tt_opts *o, char *err, 
 				    cuda_syncs[i], lib, strerror(-r));
 	}
 	return 0;
+}
+
+/* --tls-uprobes: entry probes on libssl's SSL_write, SSL_write_ex, SSL_read and
+ * SSL_read_ex, and a return probe on each, in the -p process only (its breakpoints are
+ * written into no other process), else in every process mapping the host's libssl. */
+static int attach_tls(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
+		      bool *usage)
+{
+	struct bpf_program *enter[TLS_FN__MAX] = {
+		[TLS_FN_WRITE] = c->skel->progs.tt_tls_write_enter,
+		[TLS_FN_WRITE_EX] = c->skel->progs.tt_tls_write_ex_enter,
+		[TLS_FN_READ] = c->skel->progs.tt_tls_read_enter,
+		[TLS_FN_READ_EX] = c->skel->progs.tt_tls_read_ex_enter,
+	};
+	int pid = o->pid ? (int)o->pid : -1, r = 0;
+	struct tls_lib lib;
+
+	r = tls_lib_open(o->pid ? (int)o->pid : 0, &lib, err, errlen);
+	if (r) {
+		*usage = r == -ENOENT;
+		return r;
+	}
+	for (int i = 0; i < TLS_FN__MAX && !r; i++) {
+		/* past an endbr64 when it opens the function (uprobe_entry.h): the entry
+		 * program reads only argument registers, the return probe shares the site */
+		__u64 off =
+			lib.off[i] ? uprobe_entry_offset(lib.path, lib.off[i], UPROBE_RETURN) : 0;
+		char moved[96];
+
+		uprobe_moved_note(moved, sizeof(moved), lib.off[i], off);
+		if (off && log_verbose())
+			fprintf(stderr, "--tls-uprobes: %s at 0x%llx%s\n", tls_fn_name(i),
+				(unsigned long long)lib.off[i], moved);
+		for (int ret = 0; ret < 2 && !r; ret++) {
+			struct bpf_program *p = ret ? c->skel->progs.tt_tls_exit : enter[i];
+			struct bpf_link *l;
+
+			if (!off)
+				continue;
+			l = uprobe_attacher__attach(&c->up, p, pid, lib.path, off, ret);
+			if (!l) {
+				r = -errno;
+				fail(err, errlen, r,
+				     "--tls-uprobes: attaching to %s in %s failed: %s",
+				     tls_fn_name(i), lib.shown, strerror(-r));
+				break;
+			}
+			c->tls_links[c->ntls_links++] = l;
+		}
+	}
+	if (!r && log_verbose())
+		fprintf(stderr, "--tls-uprobes: %d uprobes in %s%s\n", c->ntls_links, lib.shown,
+			o->pid ? "" : " (every process)");
+	tls_lib_close(&lib);
+	return r;
 }
 
 /* --by pod groups are labelled from this host's live cgroup tree (user/collect/k8s.c):
@@ -601,6 +664,8 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		r = attach_programs(c, cgfd, err, errlen);
 	if (!r && o->cuda && (features & COLL_REQUESTS))
 		r = attach_cuda(c, o, err, errlen, usage);
+	if (!r && o->tls_uprobes && (features & COLL_REQUESTS))
+		r = attach_tls(c, o, err, errlen, usage);
 	if (r)
 		goto error;
 	if (cgfd >= 0)
@@ -715,6 +780,9 @@ void collector__close(struct collector *c)
 	budget_close(c);
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
+	for (int i = 0; i < c->ntls_links; i++)
+		uprobe_attacher__detach(&c->up, c->tls_links[i]);
+	uprobe_attacher__free(&c->up);
 	if (c->skel) {
 		map_unview(c->skel->maps.qdisc_stamps, c->qdisc_stamps);
 		map_unview(c->skel->maps.rx_stamps, c->rx_stamps);

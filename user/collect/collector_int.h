@@ -11,6 +11,7 @@
 #include "attr/slow_keep.h"
 #include "collect/self_cost.h"
 #include "core/histogram.h"
+#include "lib/uprobe_attach.h"
 
 #define SLOW_KEEP_MAX   256 /* flight-recorder requests kept per snapshot */
 #define MAX_LINKS       64
@@ -52,6 +53,9 @@ struct collector {
 	struct tailtrace_bpf *skel;
 	struct bpf_link *links[MAX_LINKS];
 	int nlinks;
+	struct uprobe_attacher up;         /* --tls-uprobes: PMU, else tracefs */
+	struct bpf_link *tls_links[2 * 4]; /* ... entry and return of SSL_write/read(_ex) */
+	int ntls_links;
 	struct ring_buffer *rb;
 	int ring_fds[REQ_RINGS_MAX]; /* req_rings' entries, created after load */
 	__u32 nrings, rings_made;

@@ -33,6 +33,7 @@ struct tt_opts {
 	const char *host;           /* --host: the name the host is recorded and served under */
 	int role;                   /* --role, enum tt_role */
 	bool cuda;                  /* --cuda */
+	bool tls_uprobes;           /* --tls-uprobes */
 	const char *output;         /* -o */
 	__u64 max_size;             /* --max-size in bytes */
 	const char *listen;         /* --listen ADDR:PORT */
