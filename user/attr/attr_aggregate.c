@@ -6,9 +6,34 @@
 #include <string.h>
 #include "attr/attr_int.h"
 
+static void *agg_create(void)
+{
+	return attr_agg__new();
+}
+
+static void agg_merge(void *dst, const void *src)
+{
+	attr_agg__merge(dst, src);
+}
+
+static void agg_destroy(void *a)
+{
+	attr_agg__free(a);
+}
+
+static const struct snapshot_agg_ops agg_ops = {
+	.create = agg_create,
+	.merge = agg_merge,
+	.destroy = agg_destroy,
+};
+
 struct attr_agg *attr_agg__new(void)
 {
-	return calloc(1, sizeof(struct attr_agg));
+	struct attr_agg *a = calloc(1, sizeof(*a));
+
+	if (a)
+		a->base.ops = &agg_ops;
+	return a;
 }
 
 void attr_agg__free(struct attr_agg *a)

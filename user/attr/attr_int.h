@@ -9,6 +9,7 @@
 #include <linux/types.h>
 #include "attr/attribution.h"
 #include "core/histogram.h"
+#include "core/snapshot.h"
 
 struct snapshot;
 
@@ -112,6 +113,7 @@ struct place_slot;
 struct place_memo;
 
 struct attr_agg {
+	struct snapshot_agg base; /* first: how core/ merges and frees it in a snapshot */
 	struct attr_side side[SIDES];
 	struct attr_place *places; /* dense, in insertion order */
 	size_t nplaces, places_cap;

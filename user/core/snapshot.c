@@ -11,7 +11,6 @@
 #include "core/snapshot.h"
 #include "core/histogram.h"
 #include "core/stages.h"
-#include "attr/attribution.h"
 #include "lib/util.h"
 
 void snapshot__init(struct snapshot *s)
@@ -124,7 +123,8 @@ void snapshot__free(struct snapshot *s)
 	free(s->slow_reqs);
 	free(s->napi);
 	free(s->softnet);
-	attr_agg__free(s->attr);
+	if (s->attr)
+		((struct snapshot_agg *)s->attr)->ops->destroy(s->attr);
 	index_free(s->hist_idx);
 	index_free(s->dev_idx);
 	memset(s, 0, sizeof(*s));
@@ -400,9 +400,11 @@ int snapshot__merge(struct snapshot *dst, const struct snapshot *src)
 				   src->progs[i].run_ns);
 	merge_sampling(dst, src);
 	if (src->attr) {
-		if (!dst->attr && !(dst->attr = attr_agg__new()))
+		const struct snapshot_agg_ops *ops = ((const struct snapshot_agg *)src->attr)->ops;
+
+		if (!dst->attr && !(dst->attr = ops->create()))
 			return -ENOMEM;
-		attr_agg__merge(dst->attr, src->attr);
+		ops->merge(dst->attr, src->attr);
 	}
 	return 0;
 }

@@ -48,6 +48,18 @@ struct snap_prog {
 /* A host name as record stores it (the segment header's limit, docs/record-format.md). */
 #define SNAP_HOST_LEN 256
 
+/* An aggregate a room above core/ keeps in a snapshot (attr/'s attribution aggregate)
+ * starts with this: core/ makes, merges and frees it through its ops without including
+ * that room's headers (includes point down, docs/design.md). */
+struct snapshot_agg_ops {
+	void *(*create)(void);
+	void (*merge)(void *dst, const void *src);
+	void (*destroy)(void *agg);
+};
+struct snapshot_agg {
+	const struct snapshot_agg_ops *ops;
+};
+
 struct snapshot {
 	__u64 start_ns; /* CLOCK_REALTIME of the interval start */
 	__u64 end_ns;
@@ -82,7 +94,8 @@ struct snapshot {
 	/* what tailtrace costs with no flow traced (collect/budget.h budget_floor), % of one
 	 * CPU; 0: not estimated (the rate has not moved enough) */
 	double budget_floor_pct;
-	/* opaque mergeable attribution aggregate (user/attr/attribution.h), may be NULL */
+	/* opaque mergeable attribution aggregate (user/attr/attribution.h), may be NULL: it
+	 * starts with a struct snapshot_agg, through which core/ merges and frees it */
 	struct attr_agg *attr;
 	/* hash indexes over hists[] and devs[] by key, so adding and merging cost O(1) a key
 	 * instead of a scan: change hists/devs only through the functions below */
