@@ -404,16 +404,28 @@ static __always_inline void flow_sample(const struct flow *f, __u16 stage, __u64
 		flow_hist_update(f->sk_addr, stage, v);
 }
 
+/* ... and with a place: netns_handle is the device's netns inode << 32 | qdisc handle
+ * (five arguments at most). */
+__noinline int flow_hist_update_at(__u64 sk_addr, __u32 stage, __u64 v, __u32 ifindex,
+				   __u64 netns_handle)
+{
+	struct flow *f = bpf_map_lookup_elem(&flows, &sk_addr);
+	struct hist_key k;
+
+	if (!f)
+		return 0;
+	flow_key(f, &k, stage);
+	k.ifindex = ifindex;
+	k.netns = (__u32)(netns_handle >> 32);
+	k.qdisc_handle = (__u32)netns_handle;
+	hist_update(&k, v);
+	return 0;
+}
+
 static __always_inline void flow_sample_at(const struct flow *f, __u16 stage, __u64 v,
 					   __u32 ifindex, __u32 netns, __u32 handle)
 {
-	struct hist_key k;
-
-	flow_key(f, &k, stage);
-	k.ifindex = ifindex;
-	k.netns = netns;
-	k.qdisc_handle = handle;
-	hist_update(&k, v);
+	flow_hist_update_at(f->sk_addr, stage, v, ifindex, (__u64)netns << 32 | handle);
 }
 
 #endif

@@ -318,12 +318,48 @@ struct {
 	__type(value, __u32); /* slot in place_hists, or PLACE_PENDING */
 } place_slots SEC(".maps");
 
+/* A sample in `hists` under the place's key (a global function, as below). */
+__noinline int place_key_sample(__u32 stage, __u32 ifindex, __u32 netns, __u32 handle, __u64 v)
+{
+	struct hist_key k = { .stage = (__u16)stage, .by = GROUP_NONE };
+
+	k.ifindex = ifindex;
+	k.netns = netns;
+	k.qdisc_handle = handle;
+	hist_update(&k, v);
+	return 0;
+}
+
+/* A place's slot + 1 once userspace gave it one; until then (0) the sample goes to `hists`
+ * under the place's key. A global function: checked once by the verifier, not in each
+ * iteration of tt_qdisc_dequeue's loop (runs only until this CPU caches the slot). */
+__noinline __u32 place_slot_or_sample(__u32 stage, __u32 ifindex, __u32 netns, __u32 handle,
+				      __u64 v)
+{
+	struct hist_key k = { .stage = (__u16)stage, .by = GROUP_NONE };
+	__u32 *found;
+
+	k.ifindex = ifindex;
+	k.netns = netns;
+	k.qdisc_handle = handle;
+	found = bpf_map_lookup_elem(&place_slots, &k);
+	if (!found) {
+		__u32 pending = PLACE_PENDING;
+
+		bpf_map_update_elem(&place_slots, &k, &pending, BPF_NOEXIST);
+	}
+	if (!found || *found == PLACE_PENDING) {
+		place_key_sample(stage, ifindex, netns, handle, v);
+		return 0;
+	}
+	return *found + 1;
+}
+
 static __always_inline void place_sample(struct dev_cache_entry *ce, const struct dev_key *dk,
 					 __u16 stage, __u32 handle, __u64 v)
 {
-	struct hist_key k = { .stage = stage, .by = GROUP_NONE };
 	struct stage_hist *sh;
-	__u32 slot = 0, *found;
+	__u32 slot = 0;
 
 	if (ce) {
 		if (stage == STAGE_TX_NIC)
@@ -331,21 +367,10 @@ static __always_inline void place_sample(struct dev_cache_entry *ce, const struc
 		else if (ce->qdisc_handle == handle)
 			slot = ce->qdisc_slot;
 	}
-	k.ifindex = dk->ifindex;
-	k.netns = dk->netns;
-	k.qdisc_handle = handle;
 	if (!slot) {
-		found = bpf_map_lookup_elem(&place_slots, &k);
-		if (!found) {
-			__u32 pending = PLACE_PENDING;
-
-			bpf_map_update_elem(&place_slots, &k, &pending, BPF_NOEXIST);
-		}
-		if (!found || *found == PLACE_PENDING) {
-			hist_update(&k, v);
+		slot = place_slot_or_sample(stage, dk->ifindex, dk->netns, handle, v);
+		if (!slot)
 			return;
-		}
-		slot = *found + 1;
 		if (ce && stage == STAGE_TX_NIC) {
 			ce->nic_slot = slot;
 		} else if (ce) {
@@ -358,7 +383,7 @@ static __always_inline void place_sample(struct dev_cache_entry *ce, const struc
 	if (sh)
 		stage_hist_add(sh, v);
 	else
-		hist_update(&k, v);
+		place_key_sample(stage, dk->ifindex, dk->netns, handle, v);
 }
 
 #endif
