@@ -31,8 +31,6 @@
 #include "tailtrace.skel.h"
 #include "tailtrace_compat.skel.h"
 #include "lib/util.h"
-#include "collect/tls_probes.h"
-#include "lib/uprobe_entry.h"
 
 static size_t map_view_len(const struct bpf_map *map)
 {
@@ -76,12 +74,7 @@ static bool nic_wanted(const struct tt_opts *o, unsigned int features)
 	return false;
 }
 
-static const char *const cuda_syncs[] = { "cuStreamSynchronize", "cuEventSynchronize",
-					  "cuCtxSynchronize" };
-
-static int fail(char *err, size_t len, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t len, int code, const char *fmt, ...)
+int collector_fail(char *err, size_t len, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -113,28 +106,11 @@ static int fail_step(char *err, size_t len, int code, const char *what, const ch
 
 	if (code == -EPERM && !proc_status_self(&st, &userns) &&
 	    denial_cause(&st, userns, call, needs, nneeds, cause, sizeof(cause)) > 0)
-		return fail(err, len, code, "%s failed: %s", what, cause);
-	return fail(err, len, code, "%s failed: %s%s", what, strerror(-code), hint);
+		return collector_fail(err, len, code, "%s failed: %s", what, cause);
+	return collector_fail(err, len, code, "%s failed: %s%s", what, strerror(-code), hint);
 }
 
-static const char *find_libcuda(void)
-{
-	static const char *const paths[] = { "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
-					     "/usr/lib/aarch64-linux-gnu/libcuda.so.1",
-					     "/usr/lib64/libcuda.so.1",
-					     "/usr/local/cuda/lib64/libcuda.so.1",
-					     "/usr/lib/wsl/lib/libcuda.so.1" };
-	const char *env = getenv("TAILTRACE_LIBCUDA");
-
-	if (env && *env)
-		return access(env, R_OK) ? NULL : env;
-	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
-		if (!access(paths[i], R_OK))
-			return paths[i];
-	return NULL;
-}
-
-static int add_link(struct collector *c, struct bpf_link *l)
+int collector_add_link(struct collector *c, struct bpf_link *l)
 {
 	if (!l)
 		return -errno;
@@ -178,26 +154,27 @@ static int check_user_input(const struct tt_opts *o, int *cgfd, char *err, size_
 
 	if (o->pid && kill((pid_t)o->pid, 0) && errno == ESRCH) {
 		*usage = true;
-		return fail(err, errlen, -ESRCH, "no process with pid %u", o->pid);
+		return collector_fail(err, errlen, -ESRCH, "no process with pid %u", o->pid);
 	}
 	if (o->cgroup_path[0]) {
 		*cgfd = cgroup_open_path(o->cgroup_path, path, sizeof(path));
 		if (*cgfd < 0) {
 			*usage = true;
-			return fail(err, errlen, *cgfd,
-				    "cgroup '%s' not found in the cgroup v2 hierarchy",
-				    o->cgroup_path);
+			return collector_fail(err, errlen, *cgfd,
+					      "cgroup '%s' not found in the cgroup v2 hierarchy",
+					      o->cgroup_path);
 		}
 		/* an absolute path is taken as it is: on a host with both hierarchies, the
 		 * tmpfs above the v1 controllers would otherwise fail much later, as EBADF
 		 * from the cgroup filter */
 		if (fstatfs(*cgfd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
 			*usage = true;
-			return fail(err, errlen, -ENOTDIR,
-				    "--cgroup '%s' is not a cgroup v2 directory (with cgroup v1 "
-				    "beside v2, v2 is mounted elsewhere, often at "
-				    "/sys/fs/cgroup/unified)",
-				    o->cgroup_path);
+			return collector_fail(
+				err, errlen, -ENOTDIR,
+				"--cgroup '%s' is not a cgroup v2 directory (with cgroup v1 "
+				"beside v2, v2 is mounted elsewhere, often at "
+				"/sys/fs/cgroup/unified)",
+				o->cgroup_path);
 		}
 	}
 	return 0;
@@ -215,7 +192,7 @@ static int set_filters(struct collector *c, const struct tt_opts *o, int cgfd, c
 		r = netdev_resolve(o->devs[i], &ref);
 		if (r) {
 			*usage = true;
-			return fail(
+			return collector_fail(
 				err, errlen, r,
 				r == -EEXIST
 					? "device '%s' exists in several network namespaces: "
@@ -283,7 +260,7 @@ static int size_maps(struct collector *c, char *err, size_t errlen)
 	c->place_keys = calloc(c->place_max, sizeof(*c->place_keys));
 	c->place_prev = calloc(c->place_max, sizeof(*c->place_prev));
 	if (!c->percpu_buf || !c->stage_buf || !c->stage_prev || !c->place_keys || !c->place_prev)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return collector_fail(err, errlen, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -376,8 +353,8 @@ static int framing_more_setup(struct collector *c, char *err, size_t errlen)
 		int fd = bpf_program__autoload(progs[i]) ? bpf_program__fd(progs[i]) : -1;
 
 		if (fd >= 0 && bpf_map_update_elem(bpf_map__fd(arrays[i]), &zero, &fd, 0))
-			return fail(err, errlen, -errno, "setting up %s failed: %s",
-				    bpf_program__name(progs[i]), strerror(errno));
+			return collector_fail(err, errlen, -errno, "setting up %s failed: %s",
+					      bpf_program__name(progs[i]), strerror(errno));
 	}
 	return 0;
 }
@@ -396,18 +373,19 @@ static int load_programs(struct collector *c, int cgfd, char *err, size_t errlen
 	/* before attaching: a request finished with no ring in place would be lost */
 	r = req_rings_setup(c);
 	if (r)
-		return fail(err, errlen, r, "ring buffer setup failed: %s", strerror(-r));
+		return collector_fail(err, errlen, r, "ring buffer setup failed: %s", strerror(-r));
 	c->qdisc_stamps = map_view(c->skel->maps.qdisc_stamps);
 	c->rx_stamps = map_view(c->skel->maps.rx_stamps);
 	if (!c->qdisc_stamps || !c->rx_stamps)
-		return fail(err, errlen, -errno, "mapping the stamp arrays failed: %s",
-			    strerror(errno));
+		return collector_fail(err, errlen, -errno, "mapping the stamp arrays failed: %s",
+				      strerror(errno));
 	if (cgfd >= 0) {
 		__u32 zero = 0;
 
 		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.cgroup_filter), &zero, &cgfd, 0))
-			return fail(err, errlen, -errno, "setting the cgroup filter failed: %s",
-				    strerror(errno));
+			return collector_fail(err, errlen, -errno,
+					      "setting the cgroup filter failed: %s",
+					      strerror(errno));
 	}
 	return framing_more_setup(c, err, errlen);
 }
@@ -432,7 +410,7 @@ static int attach_cgroup_root(struct collector *c, struct bpf_program *p, int cg
 				bpf_program__name(p));
 		return 0;
 	}
-	r = add_link(c, bpf_program__attach_cgroup(p, attach_cgfd));
+	r = collector_add_link(c, bpf_program__attach_cgroup(p, attach_cgfd));
 	close(attach_cgfd);
 	return r;
 }
@@ -458,7 +436,7 @@ static int fail_attach(char *err, size_t len, int code, const char *what,
 	}
 }
 
-/* Every loaded program but the CUDA uprobes (attach_cuda) gets its bpf_link. */
+/* Every loaded program but the CUDA uprobes (collector_uprobes.c) gets its bpf_link. */
 static int attach_programs(struct collector *c, int cgfd, char *err, size_t errlen)
 {
 	struct bpf_program *p;
@@ -471,14 +449,14 @@ static int attach_programs(struct collector *c, int cgfd, char *err, size_t errl
 			continue;
 		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE &&
 		    !strncmp(bpf_program__name(p), "tt_tls_", 7))
-			continue; /* attach_tls */
+			continue; /* collector_uprobes.c */
 		if (p == c->sweep)
 			continue; /* run from collector__poll, not attached */
 		if (bpf_program__type(p) == BPF_PROG_TYPE_SOCK_OPS ||
 		    bpf_program__type(p) == BPF_PROG_TYPE_CGROUP_SKB)
 			r = attach_cgroup_root(c, p, cgfd);
 		else
-			r = add_link(c, bpf_program__attach(p));
+			r = collector_add_link(c, bpf_program__attach(p));
 		if (r) {
 			char what[128];
 
@@ -501,93 +479,6 @@ static void follow_costs(struct collector *c)
 		if (bpf_program__autoload(p) && p != c->sweep)
 			self_cost__add_prog(&c->cost, bpf_program__fd(p), bpf_program__name(p));
 	}
-}
-
-/* --cuda: entry and return uprobes on libcuda's synchronising calls. */
-static int attach_cuda(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
-		       bool *usage)
-{
-	const char *lib = find_libcuda();
-	int r;
-
-	if (!lib) {
-		*usage = true;
-		return fail(err, errlen, -ENOENT,
-			    "--cuda: libcuda.so.1 not found (set TAILTRACE_LIBCUDA=PATH)");
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(cuda_syncs); i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = cuda_syncs[i]);
-		pid_t pid = o->pid ? (pid_t)o->pid : -1;
-
-		uo.retprobe = false;
-		r = add_link(c, bpf_program__attach_uprobe_opts(c->skel->progs.tt_cuda_sync_enter,
-								pid, lib, 0, &uo));
-		if (!r) {
-			uo.retprobe = true;
-			r = add_link(
-				c, bpf_program__attach_uprobe_opts(c->skel->progs.tt_cuda_sync_exit,
-								   pid, lib, 0, &uo));
-		}
-		if (r)
-			return fail(err, errlen, r, "--cuda: attaching to %s in %s failed: %s",
-				    cuda_syncs[i], lib, strerror(-r));
-	}
-	return 0;
-}
-
-/* --tls-uprobes: entry probes on libssl's SSL_write, SSL_write_ex, SSL_read and
- * SSL_read_ex, and a return probe on each, in the -p process only (its breakpoints are
- * written into no other process), else in every process mapping the host's libssl. */
-static int attach_tls(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
-		      bool *usage)
-{
-	struct bpf_program *enter[TLS_FN__MAX] = {
-		[TLS_FN_WRITE] = c->skel->progs.tt_tls_write_enter,
-		[TLS_FN_WRITE_EX] = c->skel->progs.tt_tls_write_ex_enter,
-		[TLS_FN_READ] = c->skel->progs.tt_tls_read_enter,
-		[TLS_FN_READ_EX] = c->skel->progs.tt_tls_read_ex_enter,
-	};
-	int pid = o->pid ? (int)o->pid : -1, r = 0;
-	struct tls_lib lib;
-
-	r = tls_lib_open(o->pid ? (int)o->pid : 0, &lib, err, errlen);
-	if (r) {
-		*usage = r == -ENOENT;
-		return r;
-	}
-	for (int i = 0; i < TLS_FN__MAX && !r; i++) {
-		/* past an endbr64 when it opens the function (uprobe_entry.h): the entry
-		 * program reads only argument registers, the return probe shares the site */
-		__u64 off =
-			lib.off[i] ? uprobe_entry_offset(lib.path, lib.off[i], UPROBE_RETURN) : 0;
-		char moved[96];
-
-		uprobe_moved_note(moved, sizeof(moved), lib.off[i], off);
-		if (off && log_verbose())
-			fprintf(stderr, "--tls-uprobes: %s at 0x%llx%s\n", tls_fn_name(i),
-				(unsigned long long)lib.off[i], moved);
-		for (int ret = 0; ret < 2 && !r; ret++) {
-			struct bpf_program *p = ret ? c->skel->progs.tt_tls_exit : enter[i];
-			struct bpf_link *l;
-
-			if (!off)
-				continue;
-			l = uprobe_attacher__attach(&c->up, p, pid, lib.path, off, ret);
-			if (!l) {
-				r = -errno;
-				fail(err, errlen, r,
-				     "--tls-uprobes: attaching to %s in %s failed: %s",
-				     tls_fn_name(i), lib.shown, strerror(-r));
-				break;
-			}
-			c->tls_links[c->ntls_links++] = l;
-		}
-	}
-	if (!r && log_verbose())
-		fprintf(stderr, "--tls-uprobes: %d uprobes in %s%s\n", c->ntls_links, lib.shown,
-			o->pid ? "" : " (every process)");
-	tls_lib_close(&lib);
-	return r;
 }
 
 /* --by pod groups are labelled from this host's live cgroup tree (user/collect/k8s.c):
@@ -621,13 +512,13 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	*out = NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return collector_fail(err, errlen, -ENOMEM, "out of memory");
 	c->features = features;
 	c->cost.stats_fd = -1;
 	c->agg = attr_agg__new();
 	c->slow_out = calloc(SLOW_KEEP_MAX, sizeof(*c->slow_out));
 	if (!c->agg || !c->slow_out || slow_keep__init(&c->slow, SLOW_KEEP_MAX)) {
-		r = fail(err, errlen, -ENOMEM, "out of memory");
+		r = collector_fail(err, errlen, -ENOMEM, "out of memory");
 		goto error;
 	}
 	r = check_user_input(o, &cgfd, err, errlen, usage);
@@ -635,21 +526,24 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 		goto error;
 	label_pods(o);
 	if (kernel_caps_probe(&c->caps)) {
-		r = fail(err, errlen, -EINVAL,
-			 "TAILTRACE_AVOID_FEEDS: unknown feed kind in '%s' (kinds: tp_btf, fentry, "
-			 "kprobe, kfunc)",
-			 getenv("TAILTRACE_AVOID_FEEDS"));
+		r = collector_fail(
+			err, errlen, -EINVAL,
+			"TAILTRACE_AVOID_FEEDS: unknown feed kind in '%s' (kinds: tp_btf, fentry, "
+			"kprobe, kfunc)",
+			getenv("TAILTRACE_AVOID_FEEDS"));
 		goto error;
 	}
 	if (!c->caps.btf) {
-		r = fail(err, errlen, -ENOTSUP,
-			 "this kernel has no BTF (/sys/kernel/btf/vmlinux): tailtrace needs "
-			 "CONFIG_DEBUG_INFO_BTF=y");
+		r = collector_fail(
+			err, errlen, -ENOTSUP,
+			"this kernel has no BTF (/sys/kernel/btf/vmlinux): tailtrace needs "
+			"CONFIG_DEBUG_INFO_BTF=y");
 		goto error;
 	}
 	c->skel = object_open(c->caps.compat);
 	if (!c->skel) {
-		r = fail(err, errlen, -errno, "opening the BPF object failed: %s", strerror(errno));
+		r = collector_fail(err, errlen, -errno, "opening the BPF object failed: %s",
+				   strerror(errno));
 		goto error;
 	}
 	r = set_filters(c, o, cgfd, err, errlen, usage);
@@ -663,9 +557,9 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (!r)
 		r = attach_programs(c, cgfd, err, errlen);
 	if (!r && o->cuda && (features & COLL_REQUESTS))
-		r = attach_cuda(c, o, err, errlen, usage);
+		r = collector_attach_cuda(c, o, err, errlen, usage);
 	if (!r && o->tls_uprobes && (features & COLL_REQUESTS))
-		r = attach_tls(c, o, err, errlen, usage);
+		r = collector_attach_tls(c, o, err, errlen, usage);
 	if (r)
 		goto error;
 	if (cgfd >= 0)

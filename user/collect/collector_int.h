@@ -103,6 +103,17 @@ struct collector {
 	struct budget_state bud;
 };
 
+/* collector.c: err gets the message, code is returned; a link kept till close */
+int collector_fail(char *err, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int collector_add_link(struct collector *c, struct bpf_link *l);
+
+/* collector_uprobes.c: --cuda and --tls-uprobes (*usage: the library was not found) */
+int collector_attach_cuda(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
+			  bool *usage);
+int collector_attach_tls(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
+			 bool *usage);
+
 /* collector_rings.c */
 __u32 req_ring_size(__u32 nrings);
 int req_rings_setup(struct collector *c);
