@@ -7,6 +7,8 @@
 #include <linux/types.h>
 #include "record/record_format.h"
 
+/* The n-byte little-endian number at p (segment_read.c). */
+__u64 rec_get_le(const __u8 *p, int n);
 /* Sets d's message and offset; returns err, so a caller can return it at once. */
 int rec_diag_set(struct rec_diag *d, int err, __u64 off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
