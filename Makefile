@@ -57,7 +57,7 @@ TOOL_BINS := $(if $(LOADGEN_SRCS),$(BUILD)/loadgen)
 # keep the BPF objects and skeletons: they are inputs of every user object
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit install clean format lint deb-check bench soak fuzz judge man deb image
+.PHONY: all deps demo test unit install clean format lint deb-check bench soak fuzz judge judge-rxe man deb image
 
 all: $(BUILD)/tailtrace $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
@@ -137,10 +137,17 @@ bench: deps all
 
 # the judgement of explain: every scenario (loadgen: unary/stream; nginx + h2load:
 # pingpong/pipelined) x IPv4/IPv6, 10 runs each (docs/attribution-results.md), then the
-# token streams (SSE, gRPC over h2c, a grpcio client), 10 runs
+# token streams (SSE, gRPC over h2c, a grpcio client), 10 runs, then tailtrace rdma on
+# soft-RoCE in a qemu guest (judge-rxe)
 judge: deps all
 	$(Q)tools/judge-explain.sh
 	$(Q)tools/judge-streams.sh
+	$(Q)tools/judge-rxe.sh
+
+# tailtrace rdma on soft-RoCE in a qemu guest (Debian's generic kernel, perftest) against
+# perftest's own figures (docs/rdma.md, "Soft-RoCE in a guest"); the last part of `make judge`
+judge-rxe: deps all
+	$(Q)tools/judge-rxe.sh
 
 # connection and process churn against tailtrace (SOAK_SECONDS, default 600): RSS and map
 # occupancy must stay flat (docs/reliability.md)

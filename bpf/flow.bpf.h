@@ -142,6 +142,8 @@ struct flow {
 	__u64 last_send_end_ns;         /* the latest sendmsg returned */
 	__u64 last_in_ns;               /* client: the latest data of a streamed response arrived */
 	__u64 path_base[TT_REQ_STAGES]; /* stage time at the response's first token */
+	__u32 deep_gen; /* the deep tier's generation this flow's packet state is of */
+	__u32 req_gen;  /* ... when its request in progress started */
 };
 
 struct {
@@ -187,6 +189,33 @@ __noinline __u64 sk_owner_cgroup_id(__u64 sk_addr)
 	return BPF_CORE_READ(cg, kn, id);
 }
 
+/* The deep tier was attached or detached since this flow was last seen: the sends its
+ * programs were timing lost their ends (or never had their starts) and start over, so
+ * no stage spans a time its programs were not running. */
+static __always_inline void flow_deep_sync(struct flow *f)
+{
+	f->deep_gen = deep_gen;
+	f->send_acked = f->send_next;
+	f->send_xmit = f->send_next;
+	f->send_queued = f->send_next;
+	f->sends_untimed = 0;
+}
+
+/* --port: only a socket with a selected port has a flow. The events of the others (most
+ * sockets of a host, UDP and unix ones too: the sock_* tracepoints fire for every socket)
+ * leave on two loads, before the hash lookup. `btf`: a typed pointer (plain loads), else
+ * a raw address (probe reads). Not for the hooks that end a flow: the kernel clears the
+ * local port of a socket that leaves TCP_CLOSE's hash before it is destroyed. */
+static __always_inline bool sk_ports_selected(struct sock *sk, bool btf)
+{
+	if (!targ_nports)
+		return true;
+	if (!sk)
+		return false;
+	return port_selected(TT_READ(btf, sk, __sk_common.skc_num),
+			     bpf_ntohs(TT_READ(btf, sk, __sk_common.skc_dport)));
+}
+
 /* Flow state of a socket, created on first sight when its ports match. NULL when the
  * socket is not TCP-over-IP, does not match, or was judged out by the owner filters.
  * The socket cookie is filled by the caller: sockops and tracing get it differently. */
@@ -208,8 +237,13 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 	 * to be emitted seconds long when a later draw brought the flow back. The price, a
 	 * lookup per event of a socket out of the sample, is what the packet hooks pay. */
 	f = bpf_map_lookup_elem(&flows, &addr);
-	if (f)
-		return f->verdict >= FLOW_IGNORED ? NULL : f;
+	if (f) {
+		if (f->verdict >= FLOW_IGNORED)
+			return NULL;
+		if (f->deep_gen != deep_gen)
+			flow_deep_sync(f);
+		return f;
+	}
 	if (!create)
 		return NULL;
 	/* the multiply on the address as a number: the verifier multiplies no pointer */
@@ -234,6 +268,7 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 		return NULL;
 	flow_fill_addrs(f, sk);
 	f->sk_addr = addr;
+	f->deep_gen = deep_gen;
 	/* read back from the map: a number there, where the verifier would see a pointer */
 	f->cgroup_id = sk_owner_cgroup_id(*(volatile __u64 *)&f->sk_addr);
 	f->retrans_base = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
@@ -273,9 +308,12 @@ static __always_inline bool comm_matches(const char *comm)
  * applies the pid, comm and cgroup filters once. Returns the flow when it is traced. */
 static __always_inline struct flow *flow_owner(struct sock *sk, bool btf)
 {
-	struct flow *f = flow_get(sk, true);
+	struct flow *f;
 	__u64 id;
 
+	if (!sk_ports_selected(sk, btf))
+		return NULL;
+	f = flow_get(sk, true);
 	if (!f)
 		return NULL;
 	if (!f->cookie)
@@ -343,7 +381,7 @@ static __always_inline void retrans_sync(struct flow *f, struct sock *sk)
 /* From a program handed a typed socket pointer (tp_btf, fentry). */
 static __always_inline struct flow *flow_traced(struct sock *sk)
 {
-	struct flow *f = flow_get(sk, true);
+	struct flow *f = sk_ports_selected(sk, true) ? flow_get(sk, true) : NULL;
 
 	if (f && !f->cookie)
 		f->cookie = sk_cookie(sk, true);

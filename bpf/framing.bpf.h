@@ -58,7 +58,8 @@ struct h2_stream {
 	__u32 retrans, retrans_rto, drops, ecn_ce; /* the connection's counts at the start */
 	__u32 tid;
 	__u8 mark_valid;
-	__u8 pad[7];
+	__u8 pad[3];
+	__u32 deep_gen; /* the deep tier's generation at its start */
 };
 
 struct {
@@ -199,6 +200,8 @@ __noinline int h2_finish(__u64 sk_addr, __u32 sid, __u64 now)
 	req_fill_flow(f, e);
 	e->stream_id = sid;
 	e->flags = REQ_F_STREAM;
+	if (!deep_on() || st->deep_gen != deep_gen)
+		e->flags |= REQ_F_PARTIAL;
 	e->start_ns = st->start_ns;
 	e->first_resp_ns = st->first_ns ? st->first_ns : now;
 	e->end_ns = now > e->first_resp_ns ? now : e->first_resp_ns;
@@ -304,6 +307,7 @@ __noinline int h2_frame(__u64 sk_addr, __u64 hdr, __u64 sid_end, __u64 now, __u3
 				return 0;
 			cnt_add(CNT_STREAM_INSERTS, 1);
 			st->start_ns = now;
+			st->deep_gen = deep_gen;
 			h2_stage_mark(f, st->base);
 			st->retrans = f->req.retrans;
 			st->retrans_rto = f->req.retrans_rto;
@@ -466,6 +470,50 @@ static __always_inline bool h1_headers_alone(struct __sk_buff *skb, const __u8 *
 	return bytes_are(tail + 4, "\r\n\r\n", 4) && !bytes_are(tail + 1, "\r\n0\r\n\r\n", 7);
 }
 
+/* Where a TCP segment's payload lies. */
+struct tcp_seg {
+	__u32 seq;  /* of its first byte */
+	__u32 poff; /* its offset from the network header */
+	__u32 plen;
+};
+
+/* Read from the linear headers with direct packet access (cgroup_skb's data starts at the
+ * network header; TCP has pulled its own header before the ingress hook, and builds it in
+ * the linear part on egress), before the flow lookup. False for a segment without payload
+ * (an ACK, a SYN or FIN alone: on a bulk transfer every other packet) and for anything but
+ * TCP right after the IP header. */
+static __always_inline bool skb_tcp_seg(struct __sk_buff *skb, struct tcp_seg *s)
+{
+	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	struct tcphdr *th;
+	__u32 off;
+
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = data;
+
+		if ((void *)(ip + 1) > end || ip->protocol != IPPROTO_TCP)
+			return false;
+		off = ip->ihl * 4;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = data;
+
+		if ((void *)(ip6 + 1) > end || ip6->nexthdr != IPPROTO_TCP)
+			return false;
+		off = sizeof(*ip6);
+	} else {
+		return false;
+	}
+	th = data + (off & 0x3f);
+	if ((void *)(th + 1) > end)
+		return false;
+	s->seq = bpf_ntohl(th->seq);
+	s->poff = (off & 0x3f) + th->doff * 4;
+	if (skb->len <= s->poff)
+		return false;
+	s->plen = skb->len - s->poff;
+	return true;
+}
+
 /* The flow of a segment's socket, when traced and its framing still read. */
 static __always_inline struct flow *framing_flow(struct __sk_buff *skb)
 {
@@ -476,6 +524,15 @@ static __always_inline struct flow *framing_flow(struct __sk_buff *skb)
 
 	if (!targ_requests || !bsk)
 		return NULL;
+	/* --port: the context's own loads of the socket's ports, before any helper; most
+	 * packets of a host are not traced. remote_port is in network order, in the upper
+	 * half on little-endian hosts and the lower on big-endian ones. */
+	if (targ_nports) {
+		__u32 rp = skb->remote_port;
+
+		if (!port_selected(skb->local_port, bpf_ntohs((__u16)(rp >> 16 | rp))))
+			return NULL;
+	}
 	tp = bpf_skc_to_tcp_sock(bsk);
 	if (!tp)
 		return NULL;
@@ -489,44 +546,26 @@ static __always_inline struct flow *framing_flow(struct __sk_buff *skb)
 
 /* A segment of a traced connection: `out` from this side. Returns true when frame headers
  * are left for another walk. */
-static __always_inline bool framing_skb(struct __sk_buff *skb, bool out)
+static __always_inline bool framing_skb(struct __sk_buff *skb, const struct tcp_seg *s, bool out)
 {
-	__u32 poff, plen, seq, n, dir = out ? 0 : 1;
+	__u32 poff = s->poff, plen = s->plen, seq = s->seq, n, dir = out ? 0 : 1;
 	struct flow *f = framing_flow(skb);
 	__u8 b[16] = {};
-	struct tcphdr th;
 	__u64 now;
 
 	if (!f)
 		return false;
-	if (skb->protocol == bpf_htons(ETH_P_IP)) {
-		__u8 vihl;
-
-		if (bpf_skb_load_bytes(skb, 0, &vihl, 1))
-			return false;
-		poff = (vihl & 0xf) * 4;
-	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
-		poff = 40; /* TCP right after the fixed header: what TCP sockets send */
-	} else {
-		return false;
-	}
-	if (bpf_skb_load_bytes(skb, poff, &th, sizeof(th)))
-		return false;
-	seq = bpf_ntohl(th.seq);
-	poff += th.doff * 4;
-	if (skb->len <= poff)
-		return false;
-	plen = skb->len - poff;
-	now = bpf_ktime_get_ns();
-	if (f->proto == PROTO_HTTP2)
-		return h2_walk(skb, f, dir, seq, poff, plen, now);
-	/* HTTP/1.1 needs a look only where a response may begin; unknown ones at their
-	 * first data segments */
+	/* HTTP/1.1 needs a look only where a response may begin; unknown ones at their first
+	 * data segments. The rest of an HTTP/1.1 connection's packets leave here, before any
+	 * header is read. */
 	if (f->proto == PROTO_HTTP1 &&
 	    !(f->role == ROLE_SERVER && out && f->phase == REQ_OUT && f->req.chunks == 1 &&
 	      f->await_token == AWAIT_NONE) &&
 	    !(f->role == ROLE_CLIENT && !out && f->phase == REQ_IN))
 		return false;
+	now = bpf_ktime_get_ns();
+	if (f->proto == PROTO_HTTP2)
+		return h2_walk(skb, f, dir, seq, poff, plen, now);
 	/* constant lengths: shorter segments tell nothing */
 	n = plen >= sizeof(b) ? sizeof(b) : H2_HDR_LEN;
 	if (plen < H2_HDR_LEN ||
@@ -575,7 +614,11 @@ static __always_inline void framing_give_up(struct __sk_buff *skb, bool out)
 SEC("cgroup_skb/egress")
 int tt_skb_egress(struct __sk_buff *skb)
 {
-	if (framing_skb(skb, true)) {
+	struct tcp_seg seg;
+
+	if (!skb_tcp_seg(skb, &seg))
+		return 1;
+	if (framing_skb(skb, &seg, true)) {
 		bpf_tail_call(skb, &framing_more_out, 0);
 		framing_give_up(skb, true);
 	}
@@ -585,7 +628,11 @@ int tt_skb_egress(struct __sk_buff *skb)
 SEC("cgroup_skb/ingress")
 int tt_skb_ingress(struct __sk_buff *skb)
 {
-	if (framing_skb(skb, false)) {
+	struct tcp_seg seg;
+
+	if (!skb_tcp_seg(skb, &seg))
+		return 1;
+	if (framing_skb(skb, &seg, false)) {
 		bpf_tail_call(skb, &framing_more_in, 0);
 		framing_give_up(skb, false);
 	}

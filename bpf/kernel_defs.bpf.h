@@ -50,5 +50,7 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
  * (kprobe): its fields are plain loads in the first case, probe reads in the second. The
  * callers pass a constant, so each program keeps one of the two. */
 #define TT_READ(btf, ptr, field) ((btf) ? (ptr)->field : BPF_CORE_READ(ptr, field))
+#define TT_READ_BITFIELD(btf, ptr, field)                                                          \
+	((btf) ? BPF_CORE_READ_BITFIELD(ptr, field) : BPF_CORE_READ_BITFIELD_PROBED(ptr, field))
 
 #endif

@@ -41,14 +41,17 @@ static __always_inline void handle_retransmit(struct sock *sk, struct sk_buff *s
 		if (state == 4)
 			f->req.retrans_rto += segs;
 	}
-	/* time since the original transmission of the first byte of this segment */
+	/* time since the original transmission of the first byte of this segment, which
+	 * net_dev_queue notes only while the deep tier runs */
+	if (!deep_on())
+		return;
 	seq = BPF_CORE_READ((struct tcp_skb_cb *)&skb->cb[0], seq);
 	/* ring entries are in increasing end_seq order from the oldest (txseq_next): the
 	 * first one ending after seq holds the original transmission of that byte */
 	for (int i = 0; i < TXSEQ_SLOTS; i++) {
 		struct txseq_entry *e = &f->txseq[(f->txseq_next + i) % TXSEQ_SLOTS];
 
-		if (!e->ts || (__s32)(e->end_seq - seq) <= 0)
+		if (e->ts <= deep_since_ns || (__s32)(e->end_seq - seq) <= 0)
 			continue;
 		if (now > e->ts) {
 			flow_sample(f, STAGE_TCP_RETRANS, now - e->ts);

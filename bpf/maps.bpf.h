@@ -31,6 +31,8 @@ const volatile bool targ_qdisc_at_dev_queue = false;
 const volatile __u32 targ_recvmsg_nargs = 5;
 /* --tls-uprobes: the TLS library's calls carry the plaintext framing (bpf/tls.bpf.h) */
 const volatile bool targ_tls = false;
+/* the sockops program asks traced connections for TX timestamps (record's duty cycle) */
+const volatile bool targ_tx_tstamp = false;
 
 /* Per-CPU histograms; max_entries is sized by userspace from the CPU count. */
 struct {
@@ -61,6 +63,20 @@ volatile __u32 sample_threshold = ~0u;
  * over a run every flow is in it for its share of the time, so a few unlike flows (or a
  * few flows at all) do not decide what the sample shows. */
 volatile __u64 sample_salt;
+
+/* The deep tier: the per-packet and scheduler programs (PF_DEEP in program_catalogue.h),
+ * attached while deep_gen is odd. Userspace (user/collect/collector_deep.c) attaches them,
+ * then sets deep_since_ns and bumps deep_gen; it bumps deep_gen before it detaches them.
+ * A flow, a thread or a request from another generation holds state the detached
+ * programs never finished: it starts over (flow_deep_sync). Without a duty cycle deep_gen
+ * stays 1: always deep. */
+volatile __u32 deep_gen = 1;
+volatile __u64 deep_since_ns;
+
+static __always_inline bool deep_on(void)
+{
+	return deep_gen & 1;
+}
 
 /* Fibonacci hashing of the socket's address and the salt: its top bits are uniform
  * whatever the slab layout, so a threshold keeps an unbiased share of sockets. Same hash

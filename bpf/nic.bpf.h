@@ -64,7 +64,7 @@ static __always_inline __u64 nic_stamp_take(void *map, const void *skb_ptr, __u3
 	ts = e->ts;
 	*len = e->len;
 	e->skb = 0;
-	return ts;
+	return ts > deep_since_ns ? ts : 0; /* else left by an earlier deep window */
 }
 
 /* Per CPU: when NET_RX was raised and not yet run, and the place slots of the places this

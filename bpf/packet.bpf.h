@@ -117,7 +117,8 @@ static __always_inline bool stamp_take(void *map, const void *skb_ptr, struct pk
 		return false; /* overwritten between the check and the copy: not ours */
 	e->skb = 0;
 	cnt_add(CNT_PKT_DELETES, 1);
-	return true;
+	/* left by an earlier deep window at an address since reused */
+	return out->ts > deep_since_ns;
 }
 
 /* In tracepoint programs the skb is a BTF pointer: its fields are plain loads. */

@@ -14,6 +14,10 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile struct rdma_layout targ_layout;
 /* bpf_ktime_get_ns when userspace attached the first post-side uprobe, 0 before */
 __u64 post_attached_ns;
+/* Poll generation: userspace adds one each time the poll side starts being watched (a
+ * sampling window opens, a poll target attaches). Completions of WRs posted in an earlier
+ * generation may have gone unseen. */
+__u32 poll_gen;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -21,6 +25,13 @@ struct {
 	__type(key, struct rdma_wr_key);
 	__type(value, struct rdma_wr_val);
 } inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RDMA_WRSEQ_MAX);
+	__type(key, struct rdma_wrid_key);
+	__type(value, struct rdma_wr_seq);
+} wrseq SEC(".maps");
 
 /* One shared, preallocated copy per key with atomic adds. A per-CPU map would cost
  * RDMA_HIST_MAX * 5.8 KB * CPUs up front, and its non-preallocated variant fails the
@@ -99,12 +110,17 @@ struct {
 /* template for new histogram entries: too big for the BPF stack */
 static struct hist zero_hist;
 
-static __always_inline void count(__u32 idx)
+static __always_inline void count_n(__u32 idx, __u64 n)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
 
 	if (c)
-		__sync_fetch_and_add(c, 1);
+		__sync_fetch_and_add(c, n);
+}
+
+static __always_inline void count(__u32 idx)
+{
+	count_n(idx, 1);
 }
 
 static __always_inline __u64 rd_u64(__u64 base, __u32 off)
@@ -188,16 +204,57 @@ static __always_inline void ctx_report(__u64 ctx, __u32 source)
 
 /* ---- post side: every WR of the chain gets its post time ---- */
 
+/* Stores one signaled WR as the next occurrence of its (queue, wr_id). */
+static __always_inline void post_one(const struct rdma_wrid_key *id, struct rdma_wr_val *v)
+{
+	struct rdma_wr_seq *sq, fresh = {};
+	struct rdma_wr_key k = {};
+	__u32 gen = poll_gen, n;
+
+	sq = bpf_map_lookup_elem(&wrseq, id);
+	if (!sq) {
+		/* numbered from the clock (one step per 256 ns), not from 0: the occurrences
+		 * of an earlier state of this (queue, wr_id) that completed unseen are still
+		 * in the in-flight map until swept, and a new one must not take their keys */
+		fresh.head = fresh.tail = fresh.gen_start = (__u32)(v->post_ns >> 8);
+		fresh.sync_gen = gen;
+		fresh.post_gen = gen;
+		bpf_map_update_elem(&wrseq, id, &fresh, BPF_NOEXIST);
+		sq = bpf_map_lookup_elem(&wrseq, id);
+		if (!sq) {
+			count(RC_WRSEQ_FAIL);
+			return;
+		}
+	}
+	/* not atomic (kernels before 5.12 have no fetch-and-add with a result): two threads
+	 * posting the same wr_id to one queue at the same instant could take one number;
+	 * verbs applications post to a queue from one thread or under their own lock */
+	n = sq->tail;
+	sq->tail = n + 1;
+	if (n != sq->head)
+		count(RC_INFLIGHT_DUP);
+	if (sq->post_gen != gen) {
+		sq->post_gen = gen;
+		sq->gen_start = n;
+	}
+	k.id = *id;
+	k.seq = n;
+	if (!bpf_map_update_elem(&inflight, &k, v, BPF_ANY))
+		count(RC_INFLIGHT_INSERTS);
+	else
+		count(RC_INFLIGHT_FAIL);
+}
+
 static __always_inline int post_common(__u64 qp, __u64 wr, bool recv)
 {
 	struct rdma_qp_info *qi;
 	struct rdma_qp_key qk = {};
-	struct rdma_wr_key k = {};
+	struct rdma_wrid_key k = {};
 	struct rdma_wr_val v = {};
 	__u64 now = bpf_ktime_get_ns();
 	__u32 qpn, qpt;
 	bool sig_all = false;
-	int i, err;
+	int i;
 
 	count(RC_POST_CALLS);
 	qk.ctx = rd_u64(qp, targ_layout.qp_context);
@@ -236,13 +293,7 @@ static __always_inline int post_common(__u64 qp, __u64 wr, bool recv)
 				goto next;
 			}
 		}
-		err = bpf_map_update_elem(&inflight, &k, &v, BPF_NOEXIST);
-		if (!err)
-			count(RC_INFLIGHT_INSERTS);
-		else if (err == -17 /* EEXIST */)
-			count(RC_INFLIGHT_DUP);
-		else
-			count(RC_INFLIGHT_FAIL);
+		post_one(&k, &v);
 	next:
 		wr = rd_u64(wr, recv ? targ_layout.rwr_next : targ_layout.swr_next);
 	}
@@ -278,18 +329,100 @@ int BPF_KPROBE(rdma_poll_enter, void *cq, int num_entries, void *wc)
 	return 0;
 }
 
+/* The queue's capacity, when ibv_create_qp was seen: 0 unknown. */
+static __always_inline __u32 queue_cap(const struct rdma_wrid_key *id)
+{
+	struct rdma_qp_key qk = {};
+	struct rdma_qp_info *qi;
+
+	qk.ctx = id->ctx;
+	qk.tgid = id->tgid;
+	qk.qpn = id->qpn_dir & 0xffffff;
+	qi = bpf_map_lookup_elem(&qps, &qk);
+	if (!qi)
+		return 0;
+	return id->qpn_dir & RDMA_DIR_RECV ? qi->max_recv_wr : qi->max_send_wr;
+}
+
+/* Deletes an occurrence that will not be timed. */
+static __always_inline void retire(const struct rdma_wrid_key *id, __u32 seq)
+{
+	struct rdma_wr_key k = {};
+
+	k.id = *id;
+	k.seq = seq;
+	if (!bpf_map_delete_elem(&inflight, &k))
+		count(RC_INFLIGHT_RETIRED);
+}
+
+/* Which occurrence of (queue, wr_id) a completion is; false (and *seq unset) when it cannot
+ * be known. Bounds: it is not older than head (older ones were matched or are known
+ * complete) nor than tail - cap (a queue of cap entries held the newest post and at most
+ * cap - 1 before it), and not newer than head + amb nor than tail - 1 (posted before now). */
+static __always_inline bool which_occurrence(const struct rdma_wrid_key *id, struct rdma_wr_seq *sq,
+					     __u32 *seq)
+{
+	__u32 gen = poll_gen, cap, lo, hi, old;
+
+	if (sq->sync_gen != gen) {
+		/* occurrences posted before this generation may have completed unseen */
+		__u32 doubtful =
+			sq->post_gen == gen ? sq->gen_start - sq->head : sq->tail - sq->head;
+
+		if ((__s32)doubtful > (__s32)sq->amb)
+			sq->amb = doubtful;
+		sq->sync_gen = gen;
+	}
+	lo = sq->head;
+	cap = queue_cap(id);
+	if (cap && (__s32)(sq->tail - cap - lo) > 0)
+		lo = sq->tail - cap;
+	hi = sq->head + sq->amb;
+	if ((__s32)(hi - (sq->tail - 1)) > 0)
+		hi = sq->tail - 1;
+	if ((__s32)(lo - sq->head) > 0) {
+		/* known complete: their completions went unseen */
+		count_n(RC_UNSEEN, lo - sq->head);
+		old = sq->head;
+		for (int i = 0; i < 8; i++) {
+			if (old + i == lo)
+				break;
+			retire(id, old + i);
+		}
+	}
+	if (hi == lo) {
+		*seq = lo;
+		sq->head = lo + 1;
+		sq->amb = 0;
+		return true;
+	}
+	if ((__s32)(hi - lo) < 0) {
+		/* bounds that contradict each other: records of a post the provider refused */
+		retire(id, lo);
+		sq->head = lo + 1;
+		sq->amb = 0;
+		return false;
+	}
+	/* ambiguous: the oldest candidate is complete either way */
+	retire(id, lo);
+	sq->head = lo + 1;
+	sq->amb = hi - lo;
+	return false;
+}
+
 static __always_inline void complete_one(const struct poll_state *st, __u32 tgid, __u64 wc,
 					 __u64 now)
 {
 	struct rdma_hist_key hk = {};
 	struct rdma_wr_key k = {};
-	struct rdma_wr_val *v;
-	__u32 status, opcode, qpn;
+	struct rdma_wr_seq *sq;
+	struct rdma_wr_val *v = NULL;
+	__u32 status, opcode, qpn, seq;
 
 	count(RC_POLL_WCS);
-	k.ctx = st->ctx;
-	k.tgid = tgid;
-	k.wr_id = rd_u64(wc, targ_layout.wc_wr_id);
+	k.id.ctx = st->ctx;
+	k.id.tgid = tgid;
+	k.id.wr_id = rd_u64(wc, targ_layout.wc_wr_id);
 	status = rd_u32(wc, targ_layout.wc_status);
 	opcode = rd_u32(wc, targ_layout.wc_opcode);
 	qpn = rd_u32(wc, targ_layout.wc_qp_num) & 0xffffff;
@@ -298,34 +431,51 @@ static __always_inline void complete_one(const struct poll_state *st, __u32 tgid
 	/* the wc opcode is only defined for successful completions: an error (a flush,
 	 * typically) may belong to either queue, so try the send queue first */
 	if (status || !(opcode & targ_layout.wc_recv))
-		k.qpn_dir = qpn;
+		k.id.qpn_dir = qpn;
 	else
-		k.qpn_dir = qpn | RDMA_DIR_RECV;
-	v = bpf_map_lookup_elem(&inflight, &k);
-	if (!v && status) {
-		k.qpn_dir = qpn | RDMA_DIR_RECV;
-		v = bpf_map_lookup_elem(&inflight, &k);
+		k.id.qpn_dir = qpn | RDMA_DIR_RECV;
+	sq = bpf_map_lookup_elem(&wrseq, &k.id);
+	if ((!sq || sq->head == sq->tail) && status) {
+		k.id.qpn_dir = qpn | RDMA_DIR_RECV;
+		sq = bpf_map_lookup_elem(&wrseq, &k.id);
 	}
 	hk.tgid = tgid;
 	hk.qpn = qpn;
 	hk.stage = STAGE_RDMA_WR;
 	hk.status = status > 255 ? 255 : status;
-	if (!v) {
+	if (!sq || sq->head == sq->tail) {
 		count(RC_UNMATCHED);
 		if (post_attached_ns && now - post_attached_ns < RDMA_PRE_ATTACH_NS)
 			count(RC_PRE_ATTACH);
-		if (status) {
-			/* still worth a count by status: latency unknown, recorded as 0 */
-			hk.opcode = RDMA_OP_UNKNOWN;
-			hist_put(&hk, 0);
-		}
-		return;
+		goto untimed;
+	}
+	if (!which_occurrence(&k.id, sq, &seq)) {
+		count(RC_AMBIGUOUS);
+		goto untimed;
+	}
+	k.seq = seq;
+	v = bpf_map_lookup_elem(&inflight, &k);
+	if (!v) {
+		/* evicted or swept: counted there */
+		count(RC_UNMATCHED);
+		goto untimed;
 	}
 	hk.peer_qpn = v->peer_qpn;
 	hk.opcode = v->opcode;
 	hist_put(&hk, now - v->post_ns);
 	if (!bpf_map_delete_elem(&inflight, &k))
 		count(RC_INFLIGHT_DELETES);
+	if (sq->head == sq->tail)
+		bpf_map_delete_elem(&wrseq, &k.id);
+	return;
+untimed:
+	if (status) {
+		/* still worth a count by status: latency unknown, recorded as 0 */
+		hk.opcode = RDMA_OP_UNKNOWN;
+		hist_put(&hk, 0);
+	}
+	if (sq && sq->head == sq->tail)
+		bpf_map_delete_elem(&wrseq, &k.id);
 }
 
 SEC("uretprobe")
@@ -466,6 +616,9 @@ int BPF_KRETPROBE(rdma_create_qp_ret, void *qp)
 		qk.tgid = id >> 32;
 		qk.qpn = rd_u32((__u64)qp, targ_layout.qp_qp_num) & 0xffffff;
 		info.sq_sig_all = rd_u32(*attr, targ_layout.qia_sq_sig_all) != 0;
+		/* the provider wrote back what it granted */
+		info.max_send_wr = rd_u32(*attr, targ_layout.qia_max_send_wr);
+		info.max_recv_wr = rd_u32(*attr, targ_layout.qia_max_recv_wr);
 		if (bpf_map_update_elem(&qps, &qk, &info, BPF_ANY))
 			count(RC_QP_FAIL);
 		ctx_report(qk.ctx, RDMA_SRC_CREATE_QP);

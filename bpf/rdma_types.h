@@ -8,7 +8,8 @@
 #include "hist.h"
 
 /* Bounds of every map and loop; whatever does not fit is counted (enum rdma_loss_counter). */
-#define RDMA_INFLIGHT_MAX    65536 /* outstanding (qp, wr_id) -> post time, LRU */
+#define RDMA_INFLIGHT_MAX    65536 /* outstanding (queue, wr_id, occurrence) -> post time, LRU */
+#define RDMA_WRSEQ_MAX       65536 /* (queue, wr_id) -> its occurrences posted and completed, LRU */
 #define RDMA_HIST_MAX        1024  /* histograms (QP x peer x opcode x status), shared */
 #define RDMA_QP_MAX          4096  /* per-QP facts learnt from create/modify (peer, sq_sig_all) */
 #define RDMA_THREADS_MAX     16384 /* per-thread state between a uprobe and its uretprobe */
@@ -24,14 +25,37 @@
 #define RDMA_OP_RECV    0x80
 #define RDMA_OP_UNKNOWN 0xff /* error completion whose WR was posted before tracing */
 
-/* Outstanding work request. The context pointer keeps QP numbers of two devices apart;
- * bit 31 of qpn_dir marks the receive queue (QP numbers are 24 bits). */
+/* A (queue, wr_id): the context pointer keeps QP numbers of two devices apart; bit 31 of
+ * qpn_dir marks the receive queue (QP numbers are 24 bits). */
 #define RDMA_DIR_RECV (1u << 31)
-struct rdma_wr_key {
+struct rdma_wrid_key {
 	__u64 ctx;
 	__u64 wr_id;
 	__u32 tgid;
 	__u32 qpn_dir;
+};
+
+/* The occurrences of one (queue, wr_id). Applications reuse wr_ids (perftest posts every WR
+ * with the same one); a queue completes its signaled WRs in the order they were posted, so
+ * the n-th completion of a (queue, wr_id) is its n-th post. head..tail-1 are the occurrences
+ * not yet matched. While the poll side is not watched (between sampling windows, before it
+ * attached) completions go unseen and head falls behind: a completion seen in a later
+ * window is then only known to be one of head..head+amb, and is timed once the bounds
+ * (below) leave one candidate. */
+struct rdma_wr_seq {
+	__u32 head;      /* oldest occurrence not known to be complete */
+	__u32 tail;      /* next occurrence number */
+	__u32 amb;       /* the next completion is one of head..head+amb */
+	__u32 sync_gen;  /* poll generation in which head..head+amb was last established */
+	__u32 post_gen;  /* poll generation of the newest post */
+	__u32 gen_start; /* first occurrence posted in post_gen */
+};
+
+/* Outstanding work request: one occurrence of a (queue, wr_id). */
+struct rdma_wr_key {
+	struct rdma_wrid_key id;
+	__u32 seq;
+	__u32 reserved;
 };
 
 struct rdma_wr_val {
@@ -65,6 +89,10 @@ struct rdma_qp_info {
 	__u8 gid_set;    /* dgid holds the peer's GID (IBV_QP_AV with a GRH) */
 	__u8 reserved[2];
 	__u8 dgid[16];
+	/* the queues' capacities as the provider granted them (ibv_qp_init_attr.cap after
+	 * ibv_create_qp): no more WRs than that are outstanding; 0 unknown */
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
 };
 
 /* Loss and activity counters (per-CPU array). evicted in-flight entries =
@@ -75,9 +103,9 @@ enum rdma_loss_counter {
 	RC_POST_TRUNC, /* chains longer than RDMA_MAX_WR_PER_POST: the rest untraced */
 	RC_UNSIGNALED, /* send WRs without IBV_SEND_SIGNALED on !sq_sig_all QPs */
 	RC_INFLIGHT_INSERTS,
-	RC_INFLIGHT_DUP,     /* (qp, wr_id) already outstanding: the older post is kept */
+	RC_INFLIGHT_DUP,     /* wr_id reused while an earlier WR with it was outstanding */
 	RC_INFLIGHT_FAIL,    /* in-flight entry could not be stored */
-	RC_INFLIGHT_DELETES, /* matched by a completion */
+	RC_INFLIGHT_DELETES, /* matched by a completion: timed */
 	RC_POLL_CALLS,       /* poll_cq returns seen (inside sampling windows) */
 	RC_POLL_WCS,         /* completions read */
 	RC_POLL_TRUNC,       /* completions beyond RDMA_MAX_WC_PER_POLL in one return */
@@ -99,6 +127,12 @@ enum rdma_loss_counter {
 	RC_UCX_REPLACED,      /* request address reused before we saw its completion */
 	RC_UCX_INFLIGHT_FAIL, /* request could not be stored */
 	RC_UCX_CB_LOST,       /* callback discovery events lost (ring buffer full) */
+	RC_UNSEEN,            /* WRs completed while the poll side was not watched (bounds) */
+	RC_AMBIGUOUS,         /* completions seen but not timed: their post is not certain */
+	RC_INFLIGHT_RETIRED,  /* in-flight entries deleted untimed (ambiguous or unseen) */
+	RC_WRSEQ_FAIL,        /* (queue, wr_id) state could not be stored: WR untimed */
+	RC_UCX_RECVS,         /* receives completed (in the call, callback or request test) */
+	RC_UCX_RTT_STALE,     /* rounds open UCX_RTT_STALE_NS without a receive, restarted */
 	RC__MAX,
 };
 
@@ -138,10 +172,10 @@ struct rdma_layout {
 	__u32 swr_wr_id, swr_next, swr_opcode, swr_send_flags, swr_ud_remote_qpn;
 	__u32 rwr_wr_id, rwr_next;
 	__u32 wc_wr_id, wc_status, wc_opcode, wc_qp_num, wc_size;
-	__u32 qia_sq_sig_all;                              /* struct ibv_qp_init_attr */
-	__u32 qa_dest_qp_num, qa_ah_is_global, qa_ah_dgid; /* struct ibv_qp_attr */
-	__u32 send_signaled;                               /* IBV_SEND_SIGNALED */
-	__u32 qpt_ud;                                      /* IBV_QPT_UD */
+	__u32 qia_sq_sig_all, qia_max_send_wr, qia_max_recv_wr; /* struct ibv_qp_init_attr */
+	__u32 qa_dest_qp_num, qa_ah_is_global, qa_ah_dgid;      /* struct ibv_qp_attr */
+	__u32 send_signaled;                                    /* IBV_SEND_SIGNALED */
+	__u32 qpt_ud;                                           /* IBV_QPT_UD */
 	__u32 wc_recv;                /* IBV_WC_RECV: receive-side wc opcodes have it */
 	__u32 mask_dest_qpn, mask_av; /* IBV_QP_DEST_QPN, IBV_QP_AV */
 };
@@ -150,6 +184,9 @@ struct rdma_layout {
 
 #define UCX_INFLIGHT_MAX 65536 /* outstanding UCP requests, LRU */
 #define UCX_CB_MAX       256   /* completion callbacks already reported */
+/* A round (rdma.ucx_rtt) still waiting for a receive after this long is taken for a
+ * one-way sender's and restarted at the next send. */
+#define UCX_RTT_STALE_NS (10ull * 1000000000ull)
 
 /* Public ABI of ucp.h (ucp_request_param_t, ucp_op_attr_t, ucs_status_t), stable since
  * UCX 1.9 when the *_nbx calls appeared. */
@@ -159,12 +196,17 @@ struct rdma_layout {
 #define UCX_INPROGRESS          1
 #define UCX_ERR_LAST            (-100)
 
-/* Operation stored in rdma_hist_key.opcode for STAGE_RDMA_UCX. */
+/* Operation stored in rdma_hist_key.opcode for STAGE_RDMA_UCX (the operation timed) and
+ * STAGE_RDMA_UCX_RTT (the send that opened the round). Receives are never a row of
+ * rdma.ucx_op: their completion ends a round. */
 enum ucx_op {
 	UCX_OP_PUT = 1,
 	UCX_OP_GET,
 	UCX_OP_TAG_SEND,
 	UCX_OP_AM_SEND,
+	UCX_OP_STREAM_SEND,
+	UCX_OP_TAG_RECV,
+	UCX_OP_STREAM_RECV,
 	UCX_OP__MAX,
 };
 

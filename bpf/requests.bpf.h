@@ -182,11 +182,14 @@ static __always_inline void req_emit(struct flow *f)
 		f->req.end_ns = f->last_send_ns > f->req.first_resp_ns ? f->last_send_ns
 								       : f->req.first_resp_ns;
 	req_sched_deltas(f);
-	if (f->mark_valid != 3)
+	/* the CPU names sched.runq's place: only a request the deep tier splits has one */
+	if (f->mark_valid != 3 && deep_on())
 		req_fill_cpu(f, &f->req);
 	req_fill_flow(f, &f->req);
 	if (f->overlapped)
 		f->req.flags |= REQ_F_OVERLAP;
+	if (!deep_on() || f->req_gen != deep_gen)
+		f->req.flags |= REQ_F_PARTIAL;
 	flow_sample(f, STAGE_REQ_LATENCY, f->req.end_ns - f->req.start_ns);
 	flow_sample(f, STAGE_REQ_TTFT, f->req.first_resp_ns - f->req.start_ns);
 	req_output(&f->req);
@@ -212,6 +215,11 @@ static __always_inline void req_begin(struct flow *f, __u64 start, __u64 now)
 		f->verdict = FLOW_UNSAMPLED;
 	f->phase = REQ_IN;
 	f->req.start_ns = start;
+	f->req_gen = deep_gen;
+	/* the scheduler's counters move only while the deep tier runs: without it the
+	 * request is not split, and a mark would cost a hash lookup for nothing */
+	if (!deep_on())
+		return;
 	if (f->tid && thread_mark(f->tid, now, &f->mark))
 		f->mark_valid = 1;
 	else
@@ -224,7 +232,7 @@ static __always_inline void req_mark_end(struct flow *f, __u64 now)
 {
 	struct sched_mark m;
 
-	if (!(f->mark_valid & 1))
+	if (!(f->mark_valid & 1) || !deep_on())
 		return;
 	if (!thread_mark(f->tid, now, &m)) {
 		f->tracked_tid = 0;
@@ -387,6 +395,18 @@ static __always_inline void req_on_read(struct flow *f, __u64 now, __u32 bytes)
 		req_mark_end(f, now);
 	}
 	(void)bytes;
+}
+
+/* A send of the response returned, `sent` bytes taken: without the deep tier, whose driver
+ * hook sees the packets leave (req_on_tx_out), the server's request ends with its last
+ * one, the latest point the socket-level hooks see. */
+static __always_inline void req_on_send_return(struct flow *f, __u64 now, int sent)
+{
+	if (targ_requests && f->role != ROLE_CLIENT && f->phase == REQ_OUT &&
+	    f->proto != PROTO_HTTP2) {
+		f->req.end_ns = now;
+		f->req.bytes_out += sent > 0 ? sent : 0;
+	}
 }
 
 /* A response packet left for the device: the server's request ends with its last one. */

@@ -164,9 +164,10 @@ int BPF_PROG(tt_tcp_probe, struct sock *sk, struct sk_buff *skb)
  * `btf`: sk is a typed pointer (plain loads), else a raw address (probe reads). */
 static __always_inline void handle_data_ready(struct sock *sk, bool btf)
 {
-	struct flow *f = flow_get(sk, false);
+	struct flow *f = sk_ports_selected(sk, btf) ? flow_get(sk, false) : NULL;
 	struct tcp_sock *tp;
 	__u32 nxt, i, last;
+	__u64 t = 0;
 
 	if (!f || f->verdict != FLOW_TRACED)
 		return;
@@ -181,15 +182,23 @@ static __always_inline void handle_data_ready(struct sock *sk, bool btf)
 	if (targ_requests && (!f->rx_probed || (__s32)(nxt - f->rx_probed) > 0)) {
 		__u32 bytes =
 			f->rx_probed ? nxt - f->rx_probed : (__u32)TT_READ(btf, tp, bytes_received);
-		__u64 t;
 
 		/* a FIN taken here is in rcv_nxt, and is no data */
-		if (f->rx_probed && bytes && (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & 1))
+		if (f->rx_probed && bytes && (TT_READ_BITFIELD(btf, sk, sk_shutdown) & 1))
 			bytes--;
 		f->rx_probed = nxt;
 		if (bytes) {
+			/* the peer's cumulative ACK as TCP took it with this data (it processes
+			 * a segment's ACK before its data): what tcp_probe reads off the
+			 * segment, for the overlap tests of requests.bpf.h */
+			struct seg_ack sa = {
+				.ack = TT_READ(btf, tp, snd_una),
+				.write_seq = TT_READ(btf, tp, write_seq),
+				.valid = true,
+			};
+
 			t = bpf_ktime_get_ns();
-			req_on_inbound(f, t, t, bytes, NULL);
+			req_on_inbound(f, t, t, bytes, &sa);
 		}
 	}
 	if (f->rxq_tail != f->rxq_head) {
@@ -205,7 +214,7 @@ static __always_inline void handle_data_ready(struct sock *sk, bool btf)
 	}
 	i = f->rxq_tail % RXQ_SLOTS;
 	f->rxq[i].seq_end = nxt;
-	f->rxq[i].ts = bpf_ktime_get_ns();
+	f->rxq[i].ts = t ? t : bpf_ktime_get_ns();
 	f->rxq_tail++;
 }
 
@@ -299,7 +308,8 @@ int BPF_KPROBE(tt_tcp_recvmsg_stash, struct sock *sk)
 
 	barrier_var(p4);
 	barrier_var(p5);
-	io_stash_put(IO_RECV, sk, (__u32)(targ_recvmsg_nargs >= 6 ? p5 : p4));
+	if (sk_ports_selected(sk, false))
+		io_stash_put(IO_RECV, sk, (__u32)(targ_recvmsg_nargs >= 6 ? p5 : p4));
 	return 0;
 }
 

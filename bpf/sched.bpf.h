@@ -11,6 +11,7 @@ enum thread_state {
 	TH_ONCPU,
 	TH_RUNNABLE, /* woken or preempted, waiting for a CPU */
 	TH_BLOCKED,
+	TH_UNKNOWN, /* the scheduler programs were detached since: known at its next switch */
 };
 
 struct thread {
@@ -19,6 +20,8 @@ struct thread {
 	__u64 gpu_since; /* inside a CUDA sync call since (0 = not) */
 	__u32 state;
 	__u32 cpu;
+	__u32 deep_gen; /* the deep tier's generation its state is of */
+	__u32 pad;
 };
 
 struct {
@@ -73,7 +76,8 @@ static __always_inline void thread_track_current(__u32 tid)
 		return;
 	if (*bucket && bpf_map_lookup_elem(&threads, &tid))
 		return;
-	t.state = TH_ONCPU;
+	t.state = deep_on() ? TH_ONCPU : TH_UNKNOWN;
+	t.deep_gen = deep_gen;
 	t.since = bpf_ktime_get_ns();
 	t.cpu = bpf_get_smp_processor_id();
 	/* count first: a switch of this thread between the insert and the count (the program
@@ -94,7 +98,16 @@ static __always_inline void thread_account(struct thread *t, __u64 now)
 {
 	__u64 d = now > t->since ? now - t->since : 0;
 
+	if (t->deep_gen != deep_gen) {
+		/* its state is from before the scheduler programs were detached (or while
+		 * they were): nothing is known of the time since */
+		t->deep_gen = deep_gen;
+		t->state = TH_UNKNOWN;
+		d = 0;
+	}
 	switch (t->state) {
+	case TH_UNKNOWN:
+		break;
 	case TH_ONCPU:
 		t->oncpu_ns += d;
 		break;

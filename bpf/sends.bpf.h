@@ -40,7 +40,8 @@ static __always_inline void send_begin(struct flow *f, __u32 write_seq, __u32 le
 	struct send_entry *e;
 
 	f->send_seq = write_seq;
-	if (!left)
+	/* the programs that end a send's stages run only in the deep tier */
+	if (!left || !deep_on())
 		return;
 	if (f->send_next - f->send_acked >= SEND_SLOTS) {
 		cnt_add(CNT_PKT_UPDATE_FAIL, 1);

@@ -8,30 +8,92 @@
 #include "framing.bpf.h"
 #include "requests.bpf.h"
 
-SEC("sockops")
-int tt_sockops(struct bpf_sock_ops *skops)
+/* The flow of a sockops callback's socket (created when its ports match). */
+static __always_inline struct flow *sockops_flow(struct bpf_sock_ops *skops, bool create)
 {
-	struct bpf_sock *bsk;
-	struct flow *f;
+	struct bpf_sock *bsk = skops->sk;
 	struct sock *sk;
 
-	if (skops->op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
-	    skops->op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
-		return 1;
-	bsk = skops->sk;
 	/* keep the null-checked register: a reload would be sock_or_null again */
 	asm volatile("" : "+r"(bsk));
 	if (!bsk)
-		return 1;
+		return NULL;
 	sk = (struct sock *)bpf_skc_to_tcp_sock(bsk);
-	if (!sk)
-		return 1;
-	f = flow_get(sk, true);
+	return sk ? flow_get(sk, create) : NULL;
+}
+
+/* A connection is established: its side, and its cookie. */
+static __always_inline struct flow *sockops_established(struct bpf_sock_ops *skops)
+{
+	struct flow *f = sockops_flow(skops, true);
+
 	if (!f)
-		return 1;
+		return NULL;
 	if (!f->cookie)
 		f->cookie = bpf_get_socket_cookie(skops);
 	f->role = skops->op == BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB ? ROLE_CLIENT : ROLE_SERVER;
+	return f;
+}
+
+SEC("sockops")
+int tt_sockops(struct bpf_sock_ops *skops)
+{
+	if (skops->op == BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB ||
+	    skops->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+		sockops_established(skops);
+	return 1;
+}
+
+/* From 6.15 (probed: PK_SOCKOPS_TSTAMP) the kernel reports, per socket that asks, when
+ * each send's last byte reaches the driver (SND_SW): the end of a server's request when
+ * the deep tier, whose driver hook sees it otherwise, is off. Only the server side of
+ * connections traced at their handshake asks (targ_tx_tstamp: record's duty cycle), so
+ * other sockets pay nothing; older connections end at their last send's return
+ * (requests.bpf.h). */
+#define TT_SOL_SOCKET 1
+#ifndef TT_NO_KFUNCS
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+extern int bpf_sock_ops_enable_tx_tstamp(struct bpf_sock_ops_kern *skops,
+					 __u64 flags) __ksym __weak;
+#endif
+
+SEC("sockops")
+int tt_sockops_tstamp(struct bpf_sock_ops *skops)
+{
+	struct flow *f;
+	int on = SK_BPF_CB_TX_TIMESTAMPING;
+
+	switch (skops->op) {
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		f = sockops_established(skops);
+		/* a server's request ends with its response's last byte; a client's, with its
+		 * read: only the accepting side asks */
+		if (targ_tx_tstamp && f && skops->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+			bpf_setsockopt(skops, TT_SOL_SOCKET, SK_BPF_CB_FLAGS, &on, sizeof(on));
+		break;
+#ifndef TT_NO_KFUNCS
+	case BPF_SOCK_OPS_TSTAMP_SENDMSG_CB:
+		/* only while the deep tier is off: its driver hook times the send otherwise */
+		if (!deep_on())
+			bpf_sock_ops_enable_tx_tstamp(bpf_cast_to_kern_ctx(skops), 0);
+		break;
+	case BPF_SOCK_OPS_TSTAMP_SND_SW_CB: {
+		struct bpf_sock_ops_kern *kctx = bpf_cast_to_kern_ctx(skops);
+		struct sk_buff *skb = BPF_CORE_READ(kctx, skb);
+		__u32 end = BPF_CORE_READ((struct tcp_skb_cb *)&skb->cb[0], end_seq);
+		__u64 now = bpf_ktime_get_ns();
+
+		f = sockops_flow(skops, false);
+		if (!f || f->verdict != FLOW_TRACED || deep_on())
+			break;
+		req_on_tx_out(f, now, 0);
+		if (f->h2_npending && f->role != ROLE_CLIENT)
+			h2_pending_done(f, end, now);
+		break;
+	}
+#endif
+	}
 	return 1;
 }
 

@@ -103,9 +103,14 @@ X(RDMA_WR, "rdma.wr", TRANSPORT, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),    
 X(RDMA_CQ_EVENT, "rdma.cq_event", COMPUTE, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),       \
   "uprobe/uretprobe on ibv_get_cq_event", "completion event -> waiter woken",            \
   "tests/bpf/test_rdma.sh")                                                              \
-X(RDMA_UCX, "rdma.ucx", TRANSPORT, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),            \
+X(RDMA_UCX, "rdma.ucx_op", TRANSPORT, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),         \
   "uprobes on libucp's ucp_*_nbx, their completion callbacks, ucp_request_check_status", \
-  "UCP operation start -> completion", "tests/bpf/test_rdma.sh")                                             \
+  "UCP operation issue -> its request completes (a send: locally)",                     \
+  "tests/bpf/test_rdma.sh")                                                              \
+X(RDMA_UCX_RTT, "rdma.ucx_rtt", TRANSPORT, SF_DEFAULT | SF_RDMA, PK_UPROBE, TT_TPS(0),     \
+  "uprobes on libucp's sends, ucp_*_recv_nbx, receive callbacks and request tests",      \
+  "a thread's first send -> its next receive completes (the round trip)",               \
+  "tests/bpf/test_rdma.sh")                                                              \
 X(RX_SOFTIRQ, "rx.softirq", COMPUTE, SF_DEFAULT | SF_NIC, -1,                            \
   TT_TPS("irq:softirq_raise", "irq:softirq_entry", "napi:napi_poll"),                    \
   "tp_btf irq:softirq_raise(NET_RX) -> irq:softirq_entry(NET_RX) on that CPU",           \

@@ -187,6 +187,9 @@ enum tt_proto {
 /* a streamed response: its header block went alone, tokens followed (HTTP/1.1 SSE), or an
  * HTTP/2 stream; first_resp_ns is its first token */
 #define REQ_F_STREAM 4
+/* the deep tier (per-packet and scheduler programs, record's duty cycle) was off for some
+ * or all of the request: it is timed, but its stages are incomplete and it is not split */
+#define REQ_F_PARTIAL 8
 
 struct req_event {
 	__u64 sk_cookie;

@@ -86,14 +86,22 @@ static __always_inline void handle_send_start(struct sock *sk, __u32 left, bool 
 }
 
 /* The send returned `ret` (bytes taken, or an error). */
-static __always_inline void handle_send_end(struct sock *sk, int ret)
+static __always_inline void handle_send_end(struct sock *sk, int ret, bool btf)
 {
-	struct flow *f = flow_get(sk, false);
+	struct flow *f = sk_ports_selected(sk, btf) ? flow_get(sk, false) : NULL;
 
 	if (f && f->send_start_ns) {
+		__u64 now = bpf_ktime_get_ns();
+
 		f->send_start_ns = 0;
-		f->last_send_end_ns = bpf_ktime_get_ns();
+		f->last_send_end_ns = now;
 		send_end(f, ret);
+		if (!deep_on()) {
+			req_on_send_return(f, now, ret);
+			/* a server's HTTP/2 streams whose END_STREAM this send carried */
+			if (f->h2_npending && f->role != ROLE_CLIENT && ret > 0)
+				h2_pending_done(f, f->send_seq + (__u32)ret, now);
+		}
 	}
 }
 
@@ -126,21 +134,22 @@ int BPF_KPROBE(tt_tcp_sendmsg_kprobe, struct sock *sk, struct msghdr *msg)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(tt_sock_send_length, struct sock *sk, int ret, int flags)
 {
-	handle_send_end(sk, ret);
+	handle_send_end(sk, ret, true);
 	return 0;
 }
 
 SEC("fexit/tcp_sendmsg_locked")
 int BPF_PROG(tt_tcp_sendmsg_fexit, struct sock *sk, struct msghdr *msg, size_t size, int ret)
 {
-	handle_send_end(sk, ret);
+	handle_send_end(sk, ret, true);
 	return 0;
 }
 
 SEC("kprobe/tcp_sendmsg_locked")
 int BPF_KPROBE(tt_tcp_sendmsg_stash, struct sock *sk)
 {
-	io_stash_put(IO_SEND, sk, 0);
+	if (sk_ports_selected(sk, false))
+		io_stash_put(IO_SEND, sk, 0);
 	return 0;
 }
 
@@ -150,7 +159,7 @@ int BPF_KRETPROBE(tt_tcp_sendmsg_kretprobe, int ret)
 	struct io_stash st;
 
 	if (io_stash_take(IO_SEND, &st))
-		handle_send_end((struct sock *)st.sk, ret);
+		handle_send_end((struct sock *)st.sk, ret, false);
 	return 0;
 }
 
@@ -159,7 +168,7 @@ int BPF_KRETPROBE(tt_tcp_sendmsg_kretprobe, int ret)
 static __always_inline bool skb_selected(struct sk_buff *skb, struct net_device *dev,
 					 struct flow **fp)
 {
-	struct flow *f = flow_get(skb->sk, false);
+	struct flow *f = sk_ports_selected(skb->sk, true) ? flow_get(skb->sk, false) : NULL;
 
 	*fp = f && f->verdict == FLOW_TRACED ? f : NULL;
 	if (targ_ndevs)
@@ -183,7 +192,7 @@ static __always_inline void qdisc_in(struct sk_buff *skb, struct net_device *dev
 SEC("tp_btf/net_dev_queue")
 int BPF_PROG(tt_net_dev_queue, struct sk_buff *skb)
 {
-	struct flow *f = flow_get(skb->sk, false);
+	struct flow *f = sk_ports_selected(skb->sk, true) ? flow_get(skb->sk, false) : NULL;
 	struct sock *sk = skb->sk;
 	__u32 seq, end, i;
 	__u64 now, sent;
@@ -240,7 +249,8 @@ static __always_inline bool qseq_enqueue_time(struct flow *f, struct sk_buff *sk
 	for (int k = 1; k <= QSEQ_SLOTS; k++) {
 		struct qseq_entry *e = &f->qseq[(newest - k) % QSEQ_SLOTS];
 
-		if (e->ts && (__s32)(seq - e->seq) >= 0 && (__s32)(e->end_seq - seq) > 0) {
+		if (e->ts > deep_since_ns && (__s32)(seq - e->seq) >= 0 &&
+		    (__s32)(e->end_seq - seq) > 0) {
 			st->ts = e->ts;
 			return true;
 		}

@@ -88,6 +88,36 @@ tt_testbed_lock() {
 	flock 9
 }
 
+# tt_checks_file FILE [PREFIX]: a checker's lines "ok|what" and "fail|what" as TAP results;
+# any other line (a traceback) is a failure, named with PREFIX.
+tt_checks_file() {
+	local res msg
+	while IFS='|' read -r res msg; do
+		case $res in
+		ok) tt_ok "$msg";;
+		fail) tt_fail "$msg";;
+		*) tt_fail "${2:-}checks: $res $msg";;
+		esac
+	done <"$1"
+}
+
+# tt_testbed_scratch: a scratch directory $W, the array pids of background processes, an
+# EXIT trap that kills them, takes the testbed down and removes $W (copied to $TT_KEEP
+# first when set), then a fresh testbed (tt_testbed_up).
+tt_testbed_scratch() {
+	W=$(mktemp -d)
+	pids=()
+	trap _tt_scratch_cleanup EXIT
+	tt_testbed_up
+}
+
+_tt_scratch_cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	"$TESTBED" down >/dev/null 2>&1
+	[ -n "${TT_KEEP:-}" ] && cp -r "$W" "$TT_KEEP"
+	rm -rf "$W"
+}
+
 # tt_testbed_up: a fresh testbed (whatever an earlier run left is taken down first) and its
 # TB_* variables in this shell; one failure line and exit 1 when it cannot come up.
 tt_testbed_up() {

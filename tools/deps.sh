@@ -25,6 +25,9 @@ pkgs=(
 	# podman, its default seccomp profile (golang-github-containers-common), and runc (crun
 	# refuses a host with cgroup v1 and v2 side by side)
 	podman golang-github-containers-common runc
+	# a real browser for the flame-graph exports (tests/ns/test_flamegraph_viewers.sh):
+	# speedscope's page and the SVG export rendered headless
+	chromium
 	# TLS streams (tests/ns/test_tls_streams.sh): certificates, and the OpenSSL library the
 	# Python ssl module and nginx use, which --tls-uprobes probes
 	openssl libssl3

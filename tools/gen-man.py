@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Writes the man pages (tailtrace(8), tailtrace-CMD(8)) from the binary's --help texts.
 
-The --help texts in user/cmd/main.c are the one source; this turns them into roff so the
-pages say exactly what --help says. tests/ns/test_dist.sh regenerates the pages and fails
-when the committed ones in man/ differ: change --help, run `make man`, commit both.
+The --help texts are the one source (each command's description and examples in
+user/cmd/main.c, its options from the option table, user/cmd/option_table.h); this turns
+them into roff so the pages say exactly what --help says. tests/ns/test_dist.sh regenerates
+the pages and fails when the committed ones in man/ differ: change --help or an option's
+row, run `make man`, commit both.
 
 usage: tools/gen-man.py TAILTRACE OUTDIR
 """

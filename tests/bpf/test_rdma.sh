@@ -221,6 +221,57 @@ else
 	tt_fail "sampled scenario ran"
 fi
 
+# 5b. every WR with one wr_id, as perftest posts them, each queue completing in order as
+# RC hardware does. --rdma-full: every WR timed against its own post (counts exact, p50/p99
+# within 5 %). Default sampling: a completion seen in a window after a gap must not be
+# matched to a post of the same wr_id from before the gap (phantom tails): max not above
+# the app's; the sampled p50, p90 and p99 each fall where they should in the app's own
+# distribution (its rank there, from the app's per-mille quantiles and the histogram
+# bucket's width, within 5, 5 and 2 points: the sample holds about 900 WRs, so the
+# binomial spread is 1.7, 1 and 0.3 points; a distance in value would not do, as the
+# planned delays have gaps right at p90 and p99); and every signaled WR accounted for
+# (timed, completed unseen, ambiguous or still in flight)
+SAME_ARGS="--wrs 6000 --qps 2 --depth 1 --same-wrid --errors-every 50 --recv-every 7 --unsignaled-every 11"
+if run_scenario samefull "$SAME_ARGS" "--rdma-full"; then
+	tt_check "one wr_id for every WR, --rdma-full: rdma.wr matches the app" compare samefull 0.05
+else
+	tt_fail "one-wr_id --rdma-full scenario ran"
+fi
+if run_scenario samesampled "$SAME_ARGS" ""; then
+	tt_check "one wr_id for every WR, sampled: no latency that did not happen" \
+		python3 - "$W/samesampled.app.json" "$W/samesampled.tt.json" <<'EOF'
+import json, sys
+app = json.load(open(sys.argv[1]))
+tt = [json.loads(l) for l in open(sys.argv[2]) if l.strip()][-1]
+import bisect
+a, t, tm, l = app["wr"], tt["wr_all"], tt["timing"], tt["loss"]
+pm = app["wr_permille"]
+def rank(x):  # the share of the app's WRs at or below x
+    return max(bisect.bisect_right(pm, x) - 1, 0) / 1000
+acc = tm["timed"] + tm["completed_unseen"] + tm["ambiguous"] + tm["in_flight_now"]
+print("# duty %.2f: %d of %d timed, max %d vs app %d" % (tt["poll_duty"], tm["timed"],
+      app["completed"], t["max_ns"], a["max_ns"]))
+ranks_ok = True
+for q, share, tol in (("p50_ns", 0.50, 0.05), ("p90_ns", 0.90, 0.05), ("p99_ns", 0.99, 0.02)):
+    w = 1 << max(t[q].bit_length() - 1 - 4, 0)  # a bucket is 1/16 of its power of two
+    lo, hi = rank(t[q] - w // 2), rank(t[q] + w // 2)
+    off = 0 if lo <= share <= hi else min(abs(lo - share), abs(hi - share))
+    ranks_ok &= off <= tol
+    print("# %s %d vs app %d: the app's p%.1f-p%.1f (%.1f points off, within %.0f)"
+          % (q, t[q], a[q], 100 * lo, 100 * hi, 100 * off, 100 * tol))
+print("# signaled %d = timed %d + completed unseen %d + ambiguous %d + in flight %d (%d)"
+      % (tm["signaled_posted"], tm["timed"], tm["completed_unseen"], tm["ambiguous"],
+         tm["in_flight_now"], acc))
+ok = tm["signaled_posted"] == app["completed"] and acc == tm["signaled_posted"]
+ok &= l["inflight_evicted"] == 0 and l["unmatched"] == 0
+ok &= 0.05 < tm["timed"] / app["completed"] < 0.5
+ok &= ranks_ok and t["max_ns"] <= a["max_ns"]
+sys.exit(0 if ok else 1)
+EOF
+else
+	tt_fail "one-wr_id sampled scenario ran"
+fi
+
 # 6. counters from a fabricated tree, aligned with the windows
 R=$W/root
 mkdir -p "$R/sys/class/infiniband/mlx5_0/ports/1/hw_counters" \
@@ -429,8 +480,9 @@ attach_late() {
 }
 
 # compare_late NAME: count of the measured WRs exact (the warm-up WRs are SEND_IMM),
-# p50/p99 within 5 %, attached within 2 s with WRs timed in the first interval, and
-# every unmatched completion one posted before the probes attached
+# p50/p99 within 5 %, attached within 2 s with WRs timed in the first interval, every
+# unmatched completion one posted before the probes attached, and the warm-up WRs timed
+# and in flight at attach as the app's own post and reap times of each say
 compare_late() {
 	python3 - "$W/$1.app.json" "$W/$1.tt.json" "$(cat "$W/$1.attach_ms")" <<'PY'
 import json, sys
@@ -467,6 +519,29 @@ check("errors %s == app %s" % (errs, app["errors"]), errs == app["errors"])
 l = tt["loss"]
 check("pre_attach %d == unmatched %d, <= 16 outstanding" % (l["pre_attach"], l["unmatched"]),
       l["pre_attach"] == l["unmatched"] and l["pre_attach"] <= 16)
+# the warm-up WRs against the app's own times of each: timed are those posted after the
+# post_send probe attached and reaped by a poll call that began after the poll_cq probe
+# attached; in flight at attach those posted before and reaped so. A WR whose post or
+# reaping call overlaps an attachment may fall either way: the count must lie between the
+# sure and the possible
+def span(fn):
+    g = [x for x in tt["targets"] if x["fn"] == fn][0]
+    return g["attach_begin_ns"], g["attach_end_ns"]
+(pb, pe), (cb, ce) = span("post_send"), span("poll_cq")
+warm = app["warm"]
+sure = sum(1 for p0, p1, c0, r in warm if p0 > pe and c0 > ce)
+maybe = sum(1 for p0, p1, c0, r in warm if p1 >= pb and r >= cb)
+tw = tt["wr_all"]["count"] - n
+check("warm-up WRs timed %d, app: %d sure .. %d possible" % (tw, sure, maybe),
+      sure <= tw <= maybe)
+tm = tt["timing"]
+check("timed %d == successful %d + error completions %d" % (tm["timed"],
+      tt["wr_all"]["count"], sum(e["count"] for e in tt["errors"])),
+      tm["timed"] == tt["wr_all"]["count"] + sum(e["count"] for e in tt["errors"]))
+sure = sum(1 for p0, p1, c0, r in warm if p1 < pb and c0 > ce)
+maybe = sum(1 for p0, p1, c0, r in warm if p0 <= pe and r >= cb)
+check("in flight at attach %d, app: %d sure .. %d possible" % (tm["in_flight_at_attach"],
+      sure, maybe), sure <= tm["in_flight_at_attach"] <= maybe)
 check("attached %d ms after start, first interval timed %d WRs" %
       (attach_ms, first["wr_all"]["count"]), attach_ms <= 2000 and first["wr_all"]["count"] > 0)
 sys.exit(0 if ok else 1)
@@ -599,17 +674,17 @@ tt = [json.loads(l) for l in open(ttj) if l.strip()][-1]
 u = tt.get("ucx") or {}
 rows = [r for r in u.get("ops", []) if r["op"] == "GET"]
 p50 = rows[0]["p50_ns"] / 1000 if rows else 0
-# A traced GET pays three uprobe hits (entry, return, callback); rdma.ucx's interval holds
+# A traced GET pays three uprobe hits (entry, return, callback); rdma.ucx_op's interval holds
 # two, the application's figure all three and its own loop around them. On loopback
 # ("split") a GET takes 6-12 us and what tracing adds outside the interval measured 0.5 to
 # 4 us from run to run, and perftest's own pace moves by 30 % between seconds (untraced
 # 9.3 us, then traced 8.2 us, in one run): no figure of perftest's can be the interval's
-# within 10 %. There rdma.ucx's p50 must lie inside what is certain: above half the
+# within 10 %. There rdma.ucx_op's p50 must lie inside what is certain: above half the
 # untraced GET, and not above the traced application's figure (10 % for the buckets).
 # Across namespaces a GET takes a millisecond and the comparison is within 10 %.
 lo, hi = (0.5 * base, 1.1 * truth) if split else (0.9 * truth, 1.1 * truth)
-print("# %s: perftest p50 %.2f us traced (of %d seconds, weighted by GETs)%s, rdma.ucx's within"
-      " %.2f-%.2f us; rdma.ucx GET p50 %.2f us over %d ops (%d completed by callback, %d"
+print("# %s: perftest p50 %.2f us traced (of %d seconds, weighted by GETs)%s, rdma.ucx_op's"
+      " within %.2f-%.2f us; rdma.ucx_op GET p50 %.2f us over %d ops (%d completed by callback, %d"
       " replaced), tls %s, callbacks %s" % (what, truth, max(len(lines) - skip, 0),
       ", %.2f us untraced" % base if base else "", lo, hi, p50,
       rows[0]["count"] if rows else 0, u.get("completed", 0), u.get("replaced", 0),
@@ -620,6 +695,77 @@ ok = ok and lo <= p50 <= hi and u["completed"] > 1000
 ok = ok and u["replaced"] * 100 < u["completed"] and len(u["callbacks"]) == 1
 sys.exit(0 if ok else 1)
 PY
+RTT_CHECK=$W/rtt_check.py
+cat >"$RTT_CHECK" <<'PY'
+import json, os, sys
+what, pt, ttj, arc, trc, op, pid, how = sys.argv[1:9]
+warm = int(os.environ.get("RTT_WARM", "0"))
+final = [l.split() for l in open(pt) if l.startswith("Final:")]
+# "Final: ITERS P50 AVG ...", P50 as half a round trip. perftest keeps its iterations'
+# times in a ring of 2048 that each report reorders in place, so the p50 is over every
+# iteration only in a run of at most 2048 of them (as here)
+iters, half = (int(final[0][1]), float(final[0][2])) if final else (0, 0)
+truth = 2 * half
+tt = [json.loads(l) for l in open(ttj) if l.strip()][-1]
+u = tt.get("ucx") or {}
+rtt = [r for r in u.get("rtt", []) if r["op"] == op and r["pid"] == int(pid)]
+ops = [r for r in u.get("ops", []) if r["op"] == op and r["pid"] == int(pid)]
+p50 = rtt[0]["p50_ns"] / 1000 if len(rtt) == 1 else 0
+local = ops[0]["p50_ns"] / 1000 if len(ops) == 1 else 0
+cnt = rtt[0]["count"] if len(rtt) == 1 else 0
+# "within": 25 %. "bounds": a round trip of ~30 us, of which 5-10 us are the probes' traps
+# outside the interval (the application's figure holds them, no probe can): above half
+# the application's round trip (a send's local completion is a quarter of it) and not
+# above it (10 % for the buckets)
+lo, hi = (0.75 * truth, 1.25 * truth) if how == "within" else (0.5 * truth, 1.1 * truth)
+print("# %s: perftest round trip p50 %.2f us (2 x %.3f), rdma.ucx_rtt %s p50 %.2f us (%.0f %%,"
+      " within %.2f-%.2f) over %d rounds of %d iterations (+ warm-up), rdma.ucx_op %s p50 %.2f us" %
+      (what, truth, half, op, p50, 100 * p50 / truth if truth else 0, lo, hi, cnt, iters, op,
+       local))
+ok = arc == "0" and trc == "0" and truth > 0 and lo <= p50 <= hi
+# one round per iteration, warm-up ones included: tailtrace attached before perftest
+# started; the first rounds merge while the receive callback's probe is being attached
+# (up to ~90 of them measured), which the warm-up iterations absorb. perftest exchanges
+# more than -w before it measures (2254 rounds for -n 2000 -w 200 in every run here): the
+# upper bound allows twice -w, still far below a round per message (twice the iterations)
+ok = ok and iters <= cnt <= iters + 2 * warm
+# behind the tbf a send completes locally long before its reply comes: rdma.ucx_op is not
+# the round trip
+ok = ok and (what != "tbf" or 0 < local < truth / 4)
+sys.exit(0 if ok else 1)
+PY
+# ucx_rtt_run NAME TEST SIZE ITERATIONS within|bounds: tailtrace first (every process's
+# libucp, so every iteration is traced), then perftest's server in the server namespace
+# and its client in the client namespace
+ucx_rtt_run() {
+	local name=$1 test=$2 size=$3 n=$4 how=$5 op
+	[ "$test" = stream_lat ] && op=STREAM_SEND || op=TAG_SEND
+	"$TAILTRACE" rdma -j >"$W/rtt_$name.json" 2>"$W/rtt_$name.err" &
+	TT_PID=$!
+	tt_wait_attached "$TT_PID" || tt_fail "ucx $name: tailtrace attached"
+	# warm-up iterations: the rounds that merge while the callbacks' probes attach are
+	# among them (perftest's figures are of the measured iterations only)
+	export RTT_WARM=200
+	ip netns exec "$TB_NS_SRV" env UCX_TLS=tcp UCX_NET_DEVICES="$TB_SRV_DEV" \
+		ucx_perftest -p 13338 >"$W/rtt_$name.srv" 2>&1 &
+	SRV_PID=$!
+	for _ in $(seq 50); do
+		ip netns exec "$TB_NS_SRV" ss -Hltn 'sport = :13338' | grep -q . && break
+		sleep 0.1
+	done
+	ip netns exec "$TB_NS_CLI" env UCX_TLS=tcp UCX_NET_DEVICES="$TB_CLI_DEV" \
+		ucx_perftest "$TB_SRV4" -p 13338 -t "$test" -s "$size" -n "$n" -w "$RTT_WARM" \
+		>"$W/rtt_$name.out" 2>&1 &
+	APP_PID=$!
+	wait "$APP_PID"; arc=$?
+	kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=
+	kill -INT "$TT_PID"; wait "$TT_PID"; trc=$?; TT_PID=
+	grep "ucx" "$W/rtt_$name.err" | sed 's/^/# /'
+	tt_check "ucx $name ping-pong ($test -s $size): rdma.ucx_rtt p50 $how perftest's round trip" \
+		python3 "$RTT_CHECK" "$name" "$W/rtt_$name.out" "$W/rtt_$name.json" "$arc" "$trc" \
+		"$op" "$APP_PID" "$how"
+	APP_PID=
+}
 if command -v ucx_perftest >/dev/null; then
 	export UCX_TLS=tcp UCX_NET_DEVICES=lo
 	PT="ucx_perftest -t ucp_get -s 8 -l"
@@ -679,6 +825,17 @@ sys.exit(0 if ok else 1)' "$W/ucxex.json" "$trc"
 	kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=
 	tt_check "ucx across namespaces: p50 within 10 % of the requester's own" \
 		python3 "$PT_CHECK" namespaces "$W/ptn.out" "$W/ucxn.json" "$arc" "$trc"
+	# 11c. round trips (rdma.ucx_rtt) of tag and stream ping-pong across the namespaces,
+	# then the tag one behind a 30 Mbit/s tbf on the server's egress (2 KiB messages: each
+	# reply waits for the bucket). The truth is perftest's own: its p50 over all of a run's
+	# 2000 iterations, which it prints as half a round trip for a ping-pong test, and its
+	# count of iterations.
+	ucx_rtt_run tag16k tag_lat 16384 2000 within
+	ucx_rtt_run tag8 tag_lat 8 2000 bounds
+	ucx_rtt_run stream8 stream_lat 8 2000 bounds
+	"$TESTBED" congest --link srv --rate 30mbit --bulk none >/dev/null 2>&1 ||
+		tt_fail "tbf on the server's link"
+	ucx_rtt_run tbf tag_lat 2048 2000 within
 	"$TESTBED" down >/dev/null 2>&1
 else
 	tt_fail "ucx_perftest missing (tools/deps.sh installs ucx-utils)"

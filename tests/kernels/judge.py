@@ -167,6 +167,11 @@ def judge_commands():
         check(within(n, want, 0.01),
               f"record + report requests {n} vs the load generator's {lg['requests']} + "
               f"{CONNS} ({pct(n, want)})")
+        # record's deep tier: its duty cycle attached and detached the per-packet programs
+        deep = rep.get("self", {}).get("deep", {})
+        check(deep.get("windows", 0) >= 1 and 0 < deep.get("share", 1) < 1,
+              f"record's deep tier ran in windows (duty {deep.get('duty')}, share "
+              f"{deep.get('share')}, {deep.get('windows')} windows)")
 
 
 def judge_verdict(scen, want):

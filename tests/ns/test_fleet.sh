@@ -71,10 +71,12 @@ for p in $PA $PB; do
 		>/dev/null 2>&1 &
 	pids+=("$!")
 done
-"$TAILTRACE" record -o "$W/alpha" -i 1 --port "$PA" --listen "$MA" --host alpha \
+# --deep always: every stage counts all the time, so the per-packet stages have events
+# enough to compare (the duty cycle's own figures: tests/ns/test_deep_tier.sh)
+"$TAILTRACE" record -o "$W/alpha" -i 1 --port "$PA" --listen "$MA" --host alpha --deep always \
 	>/dev/null 2>"$W/alpha.err" &
 ra=$!
-"$TAILTRACE" record -o "$W/beta" -i 1 --port "$PB" --listen "$MB" --host beta \
+"$TAILTRACE" record -o "$W/beta" -i 1 --port "$PB" --listen "$MB" --host beta --deep always \
 	>/dev/null 2>"$W/beta.err" &
 rb=$!
 pids+=("$ra" "$rb")

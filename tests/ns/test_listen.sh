@@ -11,15 +11,7 @@
 tt_require_root
 tt_testbed_lock
 
-W=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	"$TESTBED" down >/dev/null 2>&1
-	rm -rf "$W"
-}
-trap cleanup EXIT
-tt_testbed_up
+tt_testbed_scratch
 
 PORT=7420
 MPORT=19470

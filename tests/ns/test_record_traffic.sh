@@ -5,7 +5,7 @@
 #  - `report --format perfetto` of each holds only properly nested complete events per
 #    track (tools/check-perfetto.py: exactly, and as trace viewers convert timestamps);
 #  - `report` gives the live explain's verdict (class, kind, stage) and p99 excess split,
-#    and the request count within 1 %;
+#    and the request count within 1 % (recorded with --deep always: the same programs);
 #  - with loss and no queue, the kept slow requests split as the live tail does (their
 #    flags survive the recording: the send queue held by loss recovery is transport).
 # Kinds: the demo's standing queue (20 Mbit/s and a bulk neighbour), ping-pong (one 64 B
@@ -22,16 +22,8 @@ for t in nft tc python3 nginx h2load; do
 done
 tt_testbed_lock
 
-W=$(mktemp -d)
 PORT=7000
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	"$TESTBED" down >/dev/null 2>&1
-	rm -rf "$W"
-}
-trap cleanup EXIT
-tt_testbed_up
+tt_testbed_scratch
 
 UNARY_SRV="--mode unary --compute const:500 --compute-kind block --slow-share 1 --slow-extra-us 20000"
 # kind -> "fault|server options|client options"
@@ -94,7 +86,10 @@ run() {
 	"$TAILTRACE" explain --port $PORT -j -d 60 >"$d/explain.json" 2>"$d/explain.err" &
 	ep=$!
 	pids+=("$ep")
-	"$TAILTRACE" record --port $PORT -o "$d/rec" -i 1 -d 60 >"$d/rec.out" 2>"$d/rec.err" &
+	# --deep always: the recording must carry what explain saw, request for request
+	# (the duty cycle's own fidelity: tests/ns/test_deep_tier.sh)
+	"$TAILTRACE" record --port $PORT -o "$d/rec" -i 1 -d 60 --deep always >"$d/rec.out" \
+		2>"$d/rec.err" &
 	rp=$!
 	pids+=("$rp")
 	if ! tt_wait_attached "$ep" || ! tt_wait_attached "$rp"; then
@@ -177,12 +172,6 @@ if k == "loss":
          ", ".join(f"{c} {lt[c]:.2f}" for c in lt) + f" (largest difference {diff:.2f} <= 0.1)")
 PY
 	) >"$d/checks.txt" 2>&1
-	while IFS='|' read -r res msg; do
-		case $res in
-		ok) tt_ok "$msg";;
-		fail) tt_fail "$msg";;
-		*) tt_fail "$k: checks: $res $msg";;
-		esac
-	done <"$d/checks.txt"
+	tt_checks_file "$d/checks.txt" "$k: "
 done
 exit 0

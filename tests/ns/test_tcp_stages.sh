@@ -23,8 +23,8 @@
 # The testbed is shared: the whole body holds /run/tailtrace-testbed.lock.
 #  - --budget: under a load whose cost exceeds the budget, the cost of a budgeted instance
 #    (its programs' run time + its CPU) stays within it, and its p99s (flows sampled,
-#    counts scaled up) within 10 % of an unsampled instance's on the same traffic and the
-#    same 2 s intervals (--align).
+#    counts scaled up) rank within 0.3 points of p99 in an unsampled instance's
+#    distribution of the same traffic and the same 2 s intervals (--align).
 # TCP_ONLY="qdisc loss slowread txtruth droptruth existing dupreq acceptq filters badinput idle budget" runs a subset, TCP_KEEP=1 keeps the
 # temporary directory (debugging).
 set -u
@@ -334,11 +334,14 @@ fi
 # second at either end put an episode in one and not the other. Over the budgeted
 # instance's full intervals under load after its first (the controller settling), its
 # cost must be within the budget and the p99s of the request latency and of rx.sockq
-# within 10 % of the reference's in the same intervals (the histograms' buckets are 1/16
-# wide); the instance samples when the reference's cost in those intervals is over the
-# budget, and keeps most flows when it is not. rx.stack and tx.sendq are printed, not
-# compared: they last a few us, and the instance attached second also times the first
-# one's programs (about 1 us at the tail).
+# where they belong in the reference's distribution of the same intervals: the budgeted
+# p99's bucket holds the reference's p99, or lies within 0.3 points of it (measured 0.00-
+# 0.12 with half the flows sampled). A rank, not a distance in value: the two instances'
+# p99 buckets were 1 apart in most runs and 2 (11 %) in one, where the tail is steep and
+# a bucket spans a tenth of a point. The instance samples when the reference's cost in
+# those intervals is over the budget, and keeps most flows when it is not. rx.stack and
+# tx.sendq are printed, not compared: they last a few us, and the instance attached
+# second also times the first one's programs (about 1 us at the tail).
 # The budget is 90 % of the reference's cost, and in some runs that is below the floor
 # sampling cannot remove (every hook still runs for every event, and the receive stamp of
 # every packet of the port), 60-86 % of the unsampled cost here: then the outputs must
@@ -378,20 +381,26 @@ def objs(path):
             return out
         o, i = dec.raw_decode(text, i)
         out.append(o)
-def p99(ivals, name):
+def merged(ivals, name): # {bucket lo: (hi, count)} over the intervals
     b = {}
     for o in ivals:
         for st in o["stages"]:
             if st["name"] == name:
                 for lo, hi, n in st["buckets"]:
                     b[lo] = (hi, b.get(lo, (hi, 0))[1] + n)
+    return b
+def p99(b): # its bucket's lower bound, its midpoint in us, the count
     tot = sum(n for _, n in b.values())
     seen = 0
     for lo in sorted(b):
         seen += b[lo][1]
         if seen >= 0.99 * tot:
-            return (lo + (b[lo][0] or lo)) / 2 / 1000, tot
-    return 0, 0
+            return lo, (lo + (b[lo][0] or lo)) / 2 / 1000, tot
+    return 0, 0, 0
+def rank(b, lo): # the share of b below bucket lo, and up to its end
+    tot = sum(n for _, n in b.values()) or 1
+    below = sum(n for l, (_, n) in b.items() if l < lo)
+    return below / tot, (below + b.get(lo, (0, 0))[1]) / tot
 def cost(o):
     return o["self"]["cpu_pct"] + o["self"]["programs_cpu_pct"]
 def grid(o): # the interval's end on the 2 s grid both instances keep
@@ -436,11 +445,15 @@ words.append("%d intervals of 2 s, the same in both; cost %% of a CPU: ref media
               min(rates), max(rates), rate_med, "< 1" if binding else ">= 0.5", floor,
               "kept" if kept else "under the floor, stated" if stated else "neither"))
 for st in ("req.latency", "rx.sockq", "rx.stack", "tx.sendq"):
-    a, na = p99(ref_same, st)
-    b, nb = p99(steady, st)
+    rb, bb = merged(ref_same, st), merged(steady, st)
+    _, a, na = p99(rb)
+    blo, b, nb = p99(bb)
+    r0, r1 = rank(rb, blo)
+    off = 0 if r0 <= 0.99 <= r1 else min(abs(r0 - 0.99), abs(r1 - 0.99))
     if st in ("req.latency", "rx.sockq"):
-        ok &= a > 0 and abs(b - a) <= 0.1 * a
-    words.append("%s p99 %.1f/%.1f us (n %d/%d scaled)" % (st, a, b, na, nb))
+        ok &= a > 0 and off <= 0.003
+    words.append("%s p99 %.1f/%.1f us, the reference's p%.2f-p%.2f (n %d/%d scaled)" %
+                 (st, a, b, 100 * r0, 100 * r1, na, nb))
 errs = [o["self"]["sampling"] for o in steady if o["self"]["sampling"]["p99_error"] is not None]
 worst = max(errs, key=lambda e: e["p99_error"]) if errs else {"p99_error": 0, "p99_error_stage": None}
 words.append("stated p99 error <= %.1f %% (%s; %d intervals too thin to state one)" %
@@ -701,7 +714,10 @@ if only acceptq; then
 	kill -INT "$apid"; wait "$apid"
 	ex=$(j "$TMP/aov-cli.json" exchanges)
 	rq=$(j "$TMP/aov.json" requests)
-	tt_check "full accept queue ($((ov1 - ov0)) listen overflows): explain requests $rq = exchanges completed $ex" \
+	# what tailtrace says it lost or could not see, for a count that differs
+	aloss=$(for k in lost evicted failed_updates closes_unseen responses_unseen unmatched_stamps; do
+		printf ' %s %s' "$k" "$(j "$TMP/aov.json" "counters.$k")"; done)
+	tt_check "full accept queue ($((ov1 - ov0)) listen overflows): explain requests $rq = exchanges completed $ex (counters:$aloss)" \
 		eval 'ge "$((ov1 - ov0))" 1 && ge "$ex" 10 && [ "$rq" = "$ex" ]'
 fi
 

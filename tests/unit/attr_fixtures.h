@@ -190,6 +190,21 @@ enum scenario {
 };
 
 /* A population of n requests for a scenario; the magnitudes follow the issue. */
+/* Per mille of the requests population() makes as record's duty cycle leaves them: the
+ * deep tier off for part of them (REQ_F_PARTIAL), their per-packet and scheduler stages
+ * missing or cut short. 0: every request whole. */
+static __u32 fixture_partial_per_mille;
+
+static inline void make_partial(struct gen *g, struct req_event *ev)
+{
+	double keep = urand(g); /* the share of the request the tier still saw */
+
+	ev->flags |= REQ_F_PARTIAL;
+	for (int s = 0; s < TT_REQ_STAGES; s++)
+		if (s != STAGE_RX_SOCKQ && s != STAGE_REQ_LATENCY && s != STAGE_REQ_TTFT)
+			ev->stage_ns[s] = (__u64)((double)ev->stage_ns[s] * keep);
+}
+
 static inline struct attr_agg *population(enum scenario sc, int n, __u64 seed)
 {
 	struct attr_agg *a = attr_agg__new();
@@ -272,6 +287,8 @@ static inline struct attr_agg *population(enum scenario sc, int n, __u64 seed)
 				     urand(&g) < 0.03 ? uni(&g, 20 * MS, 60 * MS) : 0);
 		else
 			server_event(&g, &ev, i, t, &x);
+		if (modn(rnd(&g), 1000) < fixture_partial_per_mille)
+			make_partial(&g, &ev);
 		attr_agg__add(a, &ev);
 		t += 1 * MS;
 	}

@@ -216,8 +216,8 @@ static void test_decode_older_versions(void **state)
 {
 	struct attr_agg *a = mixed_population(23, 0, 5000), *b = NULL;
 	struct attr_report ra, rb;
-	void *v[5], *again;
-	size_t len[5], alen;
+	void *v[6], *again;
+	size_t len[6], alen;
 
 	(void)state;
 	/* requests that overlapped others on their connection: counted from version 3 on */
@@ -230,8 +230,14 @@ static void test_decode_older_versions(void **state)
 			ev.flags |= REQ_F_OVERLAP;
 			attr_agg__add(a, &ev);
 		}
+		/* timed outside the deep tier's windows: counted apart from version 5 on */
+		for (int i = 0; i < 5; i++) {
+			client_event(&g, &ev, i, 900 * MS, 0);
+			ev.flags |= REQ_F_PARTIAL;
+			attr_agg__add(a, &ev);
+		}
 	}
-	for (int ver = 1; ver <= 4; ver++) {
+	for (int ver = 1; ver <= 5; ver++) {
 		assert_int_equal(attr_agg__encode_version(a, ver, &v[ver], &len[ver]), 0);
 		assert_int_equal(((unsigned char *)v[ver])[4], ver);
 		assert_int_equal(attr_agg__decode(&b, v[ver], len[ver]), 0);
@@ -245,14 +251,15 @@ static void test_decode_older_versions(void **state)
 		 * from 4 */
 		assert_int_equal(rb.floor.known, ver >= 3);
 		assert_int_equal(rb.overlap_reqs, ver >= 3 ? 7 : 0);
-		if (ver == 4) {
+		if (ver == 5) {
 			assert_true(attr_agg__equal(a, b));
 			attr_analyze(a, NULL, 10, NULL, &ra);
 			assert_true(ra.floor.known);
 			assert_true(rb.floor.rtt_ns == ra.floor.rtt_ns);
 			assert_int_equal(rb.floor.reqs, ra.floor.reqs);
 		} else {
-			assert_false(attr_agg__equal(a, b)); /* paths and overlaps are missing */
+			/* paths, overlaps or partial requests are missing */
+			assert_false(attr_agg__equal(a, b));
 		}
 		attr_agg__free(b);
 	}
@@ -265,8 +272,8 @@ static void test_decode_older_versions(void **state)
 	((unsigned char *)v[2])[4] = 3;
 	reseal(v[2], len[2]);
 	assert_int_equal(attr_agg__decode(&b, v[2], len[2]), -EINVAL);
-	assert_int_equal(attr_agg__encode_version(a, 5, &again, &alen), -EINVAL);
-	for (int ver = 1; ver <= 4; ver++)
+	assert_int_equal(attr_agg__encode_version(a, 6, &again, &alen), -EINVAL);
+	for (int ver = 1; ver <= 5; ver++)
 		free(v[ver]);
 	attr_agg__free(a);
 }

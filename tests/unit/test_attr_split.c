@@ -221,6 +221,38 @@ static void test_split_client_rtt(void **state)
 	assert_int_equal(s.class_ns[ATTR_UNATTRIBUTED], 7 * MS);
 }
 
+/* ---- the parts' table against the stage catalogue ---- */
+
+/* A part named after a stage carries the catalogue's name, a residual none; every stage of a
+ * request's time (before the RDMA stages, not a request total) is some part's, but tx.ack,
+ * whose time the RTT parts carry; the component classes are named as the catalogue's. */
+static void test_parts_follow_catalogue(void **state)
+{
+	bool has_part[STAGE__MAX] = { false };
+
+	(void)state;
+	for (int p = 0; p < ATTR_PARTS; p++) {
+		const struct attr_part_info *pi = attr_part_info(p);
+
+		assert_non_null(pi->stage);
+		assert_true((unsigned)pi->class < ATTR_CLASSES);
+		if (pi->stage_id < 0) {
+			if (stage_by_name(pi->stage) >= 0)
+				fail_msg("residual part %d is named as the stage %s", p, pi->stage);
+			continue;
+		}
+		assert_string_equal(pi->stage, stage_info(pi->stage_id)->name);
+		has_part[pi->stage_id] = true;
+	}
+	for (int s = 0; s < TT_REQ_STAGES; s++)
+		if (!has_part[s] && s != STAGE_TX_ACK && stage_info(s)->class != CLASS_REQUEST)
+			fail_msg("request stage %s is no part of attribution (attribution.h)",
+				 stage_info(s)->name);
+	for (int c = 0; c < ATTR_UNATTRIBUTED; c++)
+		assert_string_equal(attr_class_name(c), class_name(c));
+	assert_string_equal(attr_class_name(ATTR_UNATTRIBUTED), "unattributed");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_split_clamped),
 		cmocka_unit_test(test_split_retrans_class),
 		cmocka_unit_test(test_split_client_rtt),
+		cmocka_unit_test(test_parts_follow_catalogue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

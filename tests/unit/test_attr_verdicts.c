@@ -252,6 +252,60 @@ static enum attr_verdict_class verdict_of(struct attr_agg *a)
 	return r.tail.verdict.class;
 }
 
+/* record's duty cycle: with 90 % of the requests timed but not split (the deep tier off
+ * for some or all of them), the verdict and the tail's excess shares stay those of the
+ * whole population, within 10 points. */
+static void test_duty_cycled(void **state)
+{
+	const enum scenario scs[] = { SC_COMPUTE, SC_HOGS, SC_CONGESTION, SC_LOSS, SC_SOFTIRQ };
+
+	(void)state;
+	for (size_t k = 0; k < ARRAY_SIZE(scs); k++) {
+		for (__u64 seed = 1; seed <= 3; seed++) {
+			struct attr_agg *whole, *cycled;
+			struct attr_report rw, rc;
+
+			fixture_partial_per_mille = 0;
+			whole = population(scs[k], 20000, seed);
+			fixture_partial_per_mille = 900;
+			cycled = population(scs[k], 20000, seed);
+			fixture_partial_per_mille = 0;
+			analyze(whole, &rw);
+			analyze(cycled, &rc);
+			assert_int_equal(rc.tail.verdict.class, rw.tail.verdict.class);
+			assert_true(rc.tail.split_count < rc.tail.count / 5);
+			assert_true(rc.tail.split_count > 0);
+			for (int c = 0; c < ATTR_CLASSES; c++)
+				if (fabs(rc.tail.excess_shares[c] - rw.tail.excess_shares[c]) >
+				    0.10)
+					fail_msg("scenario %d seed %llu class %d: share %.2f vs "
+						 "%.2f",
+						 scs[k], (unsigned long long)seed, c,
+						 rc.tail.excess_shares[c],
+						 rw.tail.excess_shares[c]);
+			attr_agg__free(whole);
+			attr_agg__free(cycled);
+		}
+	}
+}
+
+/* No request of the tail seen whole: timed, not judged. */
+static void test_duty_cycled_none_split(void **state)
+{
+	struct attr_agg *a;
+	struct attr_report r;
+
+	(void)state;
+	fixture_partial_per_mille = 1000;
+	a = population(SC_CONGESTION, 5000, 1);
+	fixture_partial_per_mille = 0;
+	analyze(a, &r);
+	assert_int_equal(r.tail.verdict.class, VERDICT_NONE);
+	assert_int_equal(r.tail.split_count, 0);
+	assert_non_null(strstr(r.tail.verdict.summary, "not split"));
+	attr_agg__free(a);
+}
+
 static void test_verdict_rule(void **state)
 {
 	(void)state;
@@ -530,6 +584,8 @@ int main(void)
 		cmocka_unit_test(test_slowread_everywhere),
 		cmocka_unit_test(test_client_remote_unattributed),
 		cmocka_unit_test(test_verdict_rule),
+		cmocka_unit_test(test_duty_cycled),
+		cmocka_unit_test(test_duty_cycled_none_split),
 		cmocka_unit_test(test_both_ends),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_render),

@@ -18,13 +18,14 @@
 #include <sys/socket.h>
 #include <zlib.h>
 #include "attr/attribution.h"
+#include "cmd/option_table.h"
 #include "export/exports.h"
 #include "core/histogram.h"
 #include "core/stages.h"
 
 /* report.c's command entry needs main.c's help printer; this test only uses renderers */
-void cmd_print_help(const char *name);
-void cmd_print_help(const char *name)
+void cmd_print_help(enum tt_cmd_id name);
+void cmd_print_help(enum tt_cmd_id name)
 {
 	(void)name;
 }
@@ -274,6 +275,27 @@ static void test_folded_total_is_tail_latency(void **state)
 	snapshot__free(&s);
 }
 
+/* The SVG flame graph of a snapshot: its root frame and subtitle hold the sum of the kept
+ * requests' latencies, the window is named (the drawing itself: test_export_svg.c). */
+static void test_svg_total_is_tail_latency(void **state)
+{
+	struct snapshot s;
+	char want[96];
+	__u64 lat;
+	char *text;
+
+	(void)state;
+	make(&s, 25, &lat);
+	text = render(export_svg, &s, NULL);
+	snprintf(want, sizeof(want), "data-n=\"%llu\" data-name=\"all\"", (unsigned long long)lat);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "(%llu ns) over", (unsigned long long)lat);
+	assert_non_null(strstr(text, want));
+	assert_non_null(strstr(text, "window 2024-05-01T12:00:00Z to 2024-05-01T12:01:00Z"));
+	free(text);
+	snapshot__free(&s);
+}
+
 static void test_histogram_source_without_requests(void **state)
 {
 	struct snapshot s;
@@ -294,6 +316,36 @@ static void test_histogram_source_without_requests(void **state)
 		tail_events += hist_slot(vals[i]) >= hist_slot(p99);
 	assert_int_equal(p.total_count, tail_events);
 	tail_profile__free(&p);
+	snapshot__free(&s);
+}
+
+/* A key's place: its device when it has one; without one, an unknown device for the stages
+ * the catalogue says are timed at a device (SF_PLACE_DEV), else no place. */
+static void test_place_label(void **state)
+{
+	struct snapshot s;
+	struct hist_key k;
+	char buf[96];
+	__u64 sum;
+
+	(void)state;
+	make(&s, 0, &sum);
+	assert_int_equal(s.nhists, 1);
+	export_place_label(&s, &s.hists[0].key, buf, sizeof(buf));
+	assert_string_equal(buf, "eth9 qdisc 1:0");
+	memset(&k, 0, sizeof(k));
+	for (int st = 0; st < STAGE__MAX; st++) {
+		k.stage = st;
+		export_place_label(&s, &k, buf, sizeof(buf));
+		assert_string_equal(buf, stage_info(st)->flags & SF_PLACE_DEV ? "(unknown device)"
+									      : "(no place)");
+	}
+	k.stage = STAGE_TX_QDISC;
+	export_place_label(&s, &k, buf, sizeof(buf));
+	assert_string_equal(buf, "(unknown device)");
+	k.stage = STAGE_TCP_RTT; /* flow samples: no device in the key */
+	export_place_label(&s, &k, buf, sizeof(buf));
+	assert_string_equal(buf, "(no place)");
 	snapshot__free(&s);
 }
 
@@ -516,7 +568,9 @@ int main(void)
 		cmocka_unit_test(test_openmetrics_timestamps),
 		cmocka_unit_test(test_openmetrics_nic),
 		cmocka_unit_test(test_folded_total_is_tail_latency),
+		cmocka_unit_test(test_svg_total_is_tail_latency),
 		cmocka_unit_test(test_histogram_source_without_requests),
+		cmocka_unit_test(test_place_label),
 		cmocka_unit_test(test_pprof_decodes),
 		cmocka_unit_test(test_perfetto_tracks),
 		cmocka_unit_test(test_report_renderers),

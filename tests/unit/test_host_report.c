@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd/host_report.h"
+#include "cmd/option_table.h"
 #include "core/histogram.h"
 #include "core/stages.h"
 #include "export/exports.h"
@@ -20,8 +21,8 @@
 #include "json_reader.h"
 
 /* cmd_report.c (linked for the per-host reports) needs main.c's help printer */
-void cmd_print_help(const char *name);
-void cmd_print_help(const char *name)
+void cmd_print_help(enum tt_cmd_id name);
+void cmd_print_help(enum tt_cmd_id name)
 {
 	(void)name;
 }

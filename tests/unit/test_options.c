@@ -24,7 +24,7 @@ static char err[256];
  * until the next call so o.args stays valid. */
 static char *argv_buf[MAXARGS + 1];
 
-static int parse(unsigned int allowed, ...)
+static int parse(__u64 allowed, ...)
 {
 	va_list ap;
 	int argc = 0;
@@ -58,12 +58,12 @@ static void assert_rejected(int r, const char *needle)
 		fail_msg("error \"%s\" does not mention \"%s\"", err, needle);
 }
 
-#define ALL 0xffffffffu
+#define ALL (~0ULL)
 
 /* Each option with a valid value, and the bit it needs. */
 static const struct {
 	const char *opt, *val;
-	unsigned int bit;
+	__u64 bit;
 } every[] = {
 	{ "-p", "1234", OPT_PID },
 	{ "--pid", "1", OPT_PID },
@@ -89,13 +89,43 @@ static const struct {
 	{ "--max-size", "64M", OPT_MAX_SIZE },
 	{ "--listen", "127.0.0.1:9100", OPT_LISTEN },
 	{ "--host", "node-7.rack3", OPT_HOST },
-	{ "--from", "10:00", OPT_FROM_TO },
-	{ "--to", "11:00", OPT_FROM_TO },
+	{ "--from", "10:00", OPT_FROM },
+	{ "--to", "11:00", OPT_TO },
 	{ "--format", "folded", OPT_FORMAT },
-	{ "--rdma-probe", "libmlx5.so:0x1234", OPT_RDMA },
-	{ "--sysfs-root", "/tmp/sys", OPT_RDMA },
-	{ "--rdma-full", NULL, OPT_RDMA },
+	{ "--rdma-probe", "libmlx5.so:0x1234", OPT_RDMA_PROBE },
+	{ "--sysfs-root", "/tmp/sys", OPT_SYSFS_ROOT },
+	{ "--rdma-full", NULL, OPT_RDMA_FULL },
+	{ "--rdma-host-wide", NULL, OPT_RDMA_HOST_WIDE },
+	{ "--debug-dir", "/usr/lib/debug", OPT_DEBUG_DIR },
+	{ "--rdma", NULL, OPT_RDMA_ON },
+	{ "--budget", "5", OPT_BUDGET },
+	{ "--deep", "25%", OPT_DEEP },
+	{ "--deep", "always", OPT_DEEP },
+	{ "--deep", "off", OPT_DEEP },
 };
+
+/* Every option of the table is in every[] (so its parser case is tested) by its long name. */
+static void test_every_covers_the_table(void **state)
+{
+	static const char *const names[] = {
+#define X(id, name, letter, value, cmds, help) name,
+		TT_OPTIONS(X)
+#undef X
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		size_t j;
+
+		if (!strcmp(names[i], "help") || !strcmp(names[i], "verbose"))
+			continue; /* always accepted: test_help */
+		for (j = 0; j < ARRAY_SIZE(every); j++)
+			if (!strncmp(every[j].opt, "--", 2) && !strcmp(every[j].opt + 2, names[i]))
+				break;
+		if (j == ARRAY_SIZE(every))
+			fail_msg("--%s is not in every[]", names[i]);
+	}
+}
 
 static void test_every_option_accepted_where_allowed(void **state)
 {
@@ -610,9 +640,32 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* --deep: the duty in percent, always or off; anything else is one clear error line. */
+static void test_deep(void **state)
+{
+	(void)state;
+	assert_int_equal(parse(OPT_DEEP, "record", "--deep", "25%", NULL), 0);
+	assert_true(o.deep_duty == 0.25);
+	assert_int_equal(parse(OPT_DEEP, "record", "--deep", "5", NULL), 0);
+	assert_true(o.deep_duty == 0.05);
+	assert_int_equal(parse(OPT_DEEP, "record", "--deep", "always", NULL), 0);
+	assert_true(o.deep_duty == 1);
+	assert_int_equal(parse(OPT_DEEP, "record", "--deep", "off", NULL), 0);
+	assert_true(o.deep_duty == 0);
+	assert_int_equal(parse(OPT_DEEP, "record", NULL), 0);
+	assert_true(o.deep_duty < 0); /* unset: the command's default */
+	assert_rejected(parse(OPT_DEEP, "record", "--deep", "0%", NULL), "invalid --deep");
+	assert_rejected(parse(OPT_DEEP, "record", "--deep", "150%", NULL), "invalid --deep");
+	assert_rejected(parse(OPT_DEEP, "record", "--deep", "10%%", NULL), "invalid --deep");
+	assert_rejected(parse(OPT_DEEP, "record", "--deep", "sometimes", NULL), "invalid --deep");
+	assert_rejected(parse(OPT_BUDGET, "hist", "--deep", "10%", NULL), "does not apply");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_deep),
+		cmocka_unit_test(test_every_covers_the_table),
 		cmocka_unit_test(test_every_option_accepted_where_allowed),
 		cmocka_unit_test(test_every_option_rejected_elsewhere),
 		cmocka_unit_test(test_host_options),

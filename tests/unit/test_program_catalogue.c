@@ -68,15 +68,11 @@ static void test_every_program_has_a_row(void **state)
 static void test_rows_match_sections(void **state)
 {
 	static const char *const prefix[FEED__MAX] = {
-		[FEED_TP_BTF] = "tp_btf/",
-		[FEED_FENTRY] = "fentry/",
-		[FEED_FEXIT] = "fexit/",
-		[FEED_KPROBE] = "kprobe/",
-		[FEED_KRETPROBE] = "kretprobe/",
-		[FEED_SOCKOPS] = "sockops",
-		[FEED_CGROUP_SKB] = "cgroup_skb/",
-		[FEED_UPROBE] = "uprobe",
-		[FEED_RUN] = "raw_tp",
+		[FEED_TP_BTF] = "tp_btf/",         [FEED_FENTRY] = "fentry/",
+		[FEED_FEXIT] = "fexit/",           [FEED_KPROBE] = "kprobe/",
+		[FEED_KRETPROBE] = "kretprobe/",   [FEED_SOCKOPS] = "sockops",
+		[FEED_SOCKOPS_TSTAMP] = "sockops", [FEED_CGROUP_SKB] = "cgroup_skb/",
+		[FEED_UPROBE] = "uprobe",          [FEED_RUN] = "raw_tp",
 	};
 	struct bpf_object *obj = open_main();
 	const struct feed_row *rows = feed_rows();

@@ -26,7 +26,7 @@
 static char tmp[64];
 
 /* main.c's, which the library leaves out; report -h is not exercised here */
-void cmd_print_help(const char *name)
+void cmd_print_help(enum tt_cmd_id name)
 {
 	(void)name;
 }

@@ -82,8 +82,8 @@ static void caps_all(struct kernel_caps *c)
 			assert_true(c->ntps < CAPS_MAX_TPS);
 			if (!seen)
 				c->tps[c->ntps++] = (struct tp_need){ r->target, true, true, 4 };
-		} else if (r->kind != FEED_SOCKOPS && r->kind != FEED_UPROBE &&
-			   r->kind != FEED_RUN) {
+		} else if (r->kind != FEED_SOCKOPS && r->kind != FEED_SOCKOPS_TSTAMP &&
+			   r->kind != FEED_UPROBE && r->kind != FEED_RUN) {
 			for (int j = 0; j < c->nfns; j++)
 				seen |= !strcmp(c->fns[j].name, r->target);
 			assert_true(c->nfns < CAPS_MAX_FNS);

@@ -486,8 +486,8 @@ static void test_selection(void **state)
 		assert_int_equal(stage_report_selected(NULL, s),
 				 s <= STAGE_TCP_RETRANS || s == STAGE_RDMA_WR ||
 					 s == STAGE_RDMA_CQ_EVENT || s == STAGE_RDMA_UCX ||
-					 s == STAGE_RX_BACKLOG || s == STAGE_RX_SOFTIRQ ||
-					 s == STAGE_TX_RING);
+					 s == STAGE_RDMA_UCX_RTT || s == STAGE_RX_BACKLOG ||
+					 s == STAGE_RX_SOFTIRQ || s == STAGE_TX_RING);
 }
 
 static void test_empty_snapshot(void **state)

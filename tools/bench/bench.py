@@ -325,11 +325,15 @@ def cmd_summarize(args):
         return spread([r["metrics"].get(key) for r in recs if r["section"] == section and
                        r["cond"] == cond and r["metrics"]])
 
-    conds = {"bulk": ["untraced", "record", "hist", "bpftrace", "empty", "clock"],
-             "bulk_offload": ["untraced", "record", "hist", "empty", "clock"],
-             "rpc": ["untraced", "record", "record_server", "bpftrace", "empty", "clock"],
-             "sockperf": ["untraced", "record", "hist", "record_server"],
-             "openloop": ["untraced", "record", "record_server"]}
+    # tier: record --deep off, the always-on tier alone (the socket-level programs);
+    # empty_tier: empty programs on the tier's hooks alone, its floor
+    conds = {"bulk": ["untraced", "tier", "record", "hist", "bpftrace", "empty", "empty_tier",
+                      "clock"],
+             "bulk_offload": ["untraced", "tier", "record", "hist", "empty", "clock"],
+             "rpc": ["untraced", "tier", "record", "record_server", "bpftrace", "empty",
+                     "empty_tier", "clock"],
+             "sockperf": ["untraced", "tier", "record", "hist", "record_server", "empty_tier"],
+             "openloop": ["untraced", "tier", "record", "record_server"]}
     keys = {"bulk": ["bps"], "bulk_offload": ["bps"], "rpc": ["rate", "p50_us", "p99_us", "p999_us"],
             "sockperf": ["rate", "p50_us", "p99_us", "p999_us"],
             "openloop": ["rate", "p50_us", "p99_us", "p999_us", "send_lag_p99_us"]}
@@ -383,6 +387,12 @@ def cmd_summarize(args):
     for sec in ("bulk", "bulk_offload", "rpc", "sockperf", "openloop"):
         t = [r["tracer"] for r in recs if r["section"] == sec and r["cond"] == "record" and
              r.get("tracer")]
+        tt = [r["tracer"] for r in recs if r["section"] == sec and r["cond"] == "tier" and
+              r.get("tracer")]
+        if tt:
+            res["tracer"][sec + " (tier)"] = {"cpu_pct": spread([x["cpu_pct"] for x in tt]),
+                                              "rss_mib": spread([x["rss_kb"] / 1024 for x in tt]),
+                                              "hwm_mib": spread([x["hwm_kb"] / 1024 for x in tt])}
         if t:
             res["tracer"][sec] = {"cpu_pct": spread([x["cpu_pct"] for x in t]),
                                   "rss_mib": spread([x["rss_kb"] / 1024 for x in t]),
@@ -480,6 +490,21 @@ def issue23_goals(res, recs, goal, rmed):
     v = pr["median"] if pr else None
     goal("program time per RPC round trip, both ends traced, ns", v,
          None if v is None else v <= 1000, "<= 1000")
+    # the always-on tier (record --deep off) and record as it runs by default (its duty cycle)
+    for key, target in (("p50_us", 1.03), ("p99_us", 1.03)):
+        v = rmed("sockperf", "tier", key)
+        goal(f"ping-pong {key[:3]} under the always-on tier / untraced", v,
+             None if v is None else v <= target, f"<= {target}")
+    v = rmed("bulk", "tier", "bps")
+    goal("bulk throughput, offloads off, always-on tier / untraced", v,
+         None if v is None else v >= 0.97, ">= 0.97")
+    v = rmed("rpc", "tier", "rate")
+    goal("closed-loop RPC rate under the always-on tier / untraced", v,
+         None if v is None else v >= 0.95, ">= 0.95")
+    olt = res["tracer"].get("openloop (tier)")
+    if olt:
+        goal("always-on tier CPU at the open-loop rate, % of one core", olt["cpu_pct"]["median"],
+             olt["cpu_pct"]["median"] <= 1.0, "<= 1")
     for cond in ("hist", "record"):
         for key, target in (("p50_us", 1.03), ("p99_us", 1.05)):
             v = rmed("sockperf", cond, key)

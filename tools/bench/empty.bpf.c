@@ -70,6 +70,19 @@ BASELINE_TP(softirq_entry, softirq_entry, 1)
 BASELINE_TP(napi_poll, napi_poll, 0)
 BASELINE_TP(consume_skb, consume_skb, 1)
 
+/* the framing's packet hooks on the cgroup v2 root (tailtrace's tt_skb_egress/ingress) */
+SEC("cgroup_skb/egress")
+int PROG(skb_egress)(struct __sk_buff *skb)
+{
+	return 1;
+}
+
+SEC("cgroup_skb/ingress")
+int PROG(skb_ingress)(struct __sk_buff *skb)
+{
+	return 1;
+}
+
 /* sockops runs once per callback of every socket in the cgroup, TX timestamping callbacks
  * included once tailtrace has enabled them on a socket */
 SEC("sockops")

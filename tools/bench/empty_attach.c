@@ -6,16 +6,22 @@
  * for SIGINT/SIGTERM. Everything is a bpf_link or fd of this process, so it all goes away
  * with it.
  *
- *   empty_attach [-s] [OBJ]     -s: keep run-time stats on; without OBJ: stats only */
+ *   empty_attach [-s] [-t] [OBJ]   -s: keep run-time stats on; -t: only the hooks of the
+ *                                  always-on tier (tracepoints whose programs in
+ *                                  bpf/program_catalogue.h are not PF_DEEP); without OBJ:
+ *                                  stats only */
 #include <errno.h>
 #include <fcntl.h>
 #include <mntent.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+
+#include "../../bpf/program_catalogue.h"
 
 static volatile sig_atomic_t stop;
 
@@ -23,6 +29,33 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+/* The catalogue's tracepoint rows: which hooks the deep tier holds. */
+struct hook_row {
+	const char *target; /* "group:event" */
+	int feed;
+	unsigned int flags;
+};
+
+#define HOOK_ROW(prog, event, rank, feed, target, nargs, flags) { target, feed, flags },
+static const struct hook_row hook_rows[] = { TT_PROGRAM_CATALOGUE(HOOK_ROW) };
+
+/* A tp_btf program's section names its tracepoint's event: deep when a catalogue program on
+ * that tracepoint is. */
+static bool hook_is_deep(const struct bpf_program *p)
+{
+	const char *sec = bpf_program__section_name(p), *ev;
+
+	if (strncmp(sec, "tp_btf/", 7))
+		return false;
+	for (size_t i = 0; i < sizeof(hook_rows) / sizeof(hook_rows[0]); i++) {
+		ev = strchr(hook_rows[i].target, ':');
+		if (hook_rows[i].feed == FEED_TP_BTF && ev && !strcmp(ev + 1, sec + 7) &&
+		    (hook_rows[i].flags & PF_DEEP))
+			return true;
+	}
+	return false;
 }
 
 static int cgroup2_root_fd(void)
@@ -51,6 +84,7 @@ int main(int argc, char **argv)
 	struct bpf_program *p;
 	int stats_fd = -1, cg_fd = -1, nattached = 0, ret = 1, argi = 1;
 	const char *path = NULL;
+	bool tier_only = false;
 
 	if (argi < argc && !strcmp(argv[argi], "-s")) {
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -59,6 +93,10 @@ int main(int argc, char **argv)
 				strerror(-stats_fd));
 			return 1;
 		}
+		argi++;
+	}
+	if (argi < argc && !strcmp(argv[argi], "-t")) {
+		tier_only = true;
 		argi++;
 	}
 	if (argi < argc)
@@ -76,9 +114,12 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 		bpf_object__for_each_program (p, obj) {
+			enum bpf_prog_type t = bpf_program__type(p);
 			struct bpf_link *l;
 
-			if (bpf_program__type(p) == BPF_PROG_TYPE_SOCK_OPS) {
+			if (tier_only && hook_is_deep(p))
+				continue;
+			if (t == BPF_PROG_TYPE_SOCK_OPS || t == BPF_PROG_TYPE_CGROUP_SKB) {
 				if (cg_fd < 0)
 					cg_fd = cgroup2_root_fd();
 				l = cg_fd >= 0 ? bpf_program__attach_cgroup(p, cg_fd) : NULL;

@@ -3,14 +3,19 @@
 # Fetches Debian's cloud kernels (vmlinuz, config and the modules the guests need) into a
 # cache, through a private apt configuration that leaves the system's apt untouched.
 #
-# usage: tools/kernels/fetch.sh [--refresh] [--quiet] KERNEL...
+# usage: tools/kernels/fetch.sh [--refresh] [--quiet] [--generic] KERNEL...
 #   KERNEL: 5.10 (bullseye), 6.1 (bookworm), 6.12 (bookworm-backports), newest
 #   (trixie-backports), or all. The version is the one the suite's linux-image-cloud-amd64
 #   depends on now; the package lists are refreshed at most once a day (--refresh: now).
+#   --generic: Debian's generic flavour (linux-image-amd64) instead, which has soft-RoCE
+#   (rdma_rxe) and soft-iWARP (siw); it also keeps those, ib_uverbs and virtio_net, and
+#   fetches the RDMA userland the guests run (perftest and the libraries of it this host
+#   lacks, from this host's Debian release) into <cache>/rdma-userland/.
 # env: TT_KERNEL_CACHE (default /var/cache/tailtrace-kernels), TT_KERNEL_MODULES (the
 #   modules to keep, with their dependencies; default below).
 # Cache layout, per series: <cache>/<series>/{vmlinuz,release,version,config,modules/}
-#   where modules/ holds the decompressed .ko files and modules/load their insmod order.
+#   (<cache>/<series>-generic/ with --generic) where modules/ holds the decompressed .ko
+#   files and modules/load their insmod order.
 # Prints "<series> <release> <version> <vmlinuz>" per kernel (none with --quiet).
 set -euo pipefail
 
@@ -20,7 +25,12 @@ cache=${TT_KERNEL_CACHE:-/var/cache/tailtrace-kernels}
 modules=${TT_KERNEL_MODULES:-veth dummy bridge ifb sch_ingress sch_tbf sch_htb sch_netem sch_fq \
 sch_fq_codel sch_prio cls_bpf cls_matchall cls_u32 cls_flower act_bpf act_mirred act_gact nf_tables \
 nft_numgen}
-refresh=0 quiet=0
+# the generic flavour's RDMA stacks and the NIC they run over (siw: when it loads)
+rdma_modules="rdma_rxe siw ib_uverbs virtio_net virtio_pci"
+# the userland packages (this host's release) whose files the soft-RoCE guest needs
+# beside the host's libibverbs, librdmacm and providers
+rdma_packages="perftest libibumad3 libpci3"
+refresh=0 quiet=0 generic=0
 me=tools/kernels/fetch.sh
 
 die() {
@@ -44,8 +54,9 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--refresh) refresh=1 ;;
 	--quiet | -q) quiet=1 ;;
+	--generic) generic=1 ;;
 	-h | --help)
-		sed -n '3,15s/^# \{0,1\}//p' "$0"
+		sed -n '3,21s/^# \{0,1\}//p' "$0"
 		exit 0
 		;;
 	all) series+=(5.10 6.1 6.12 newest) ;;
@@ -93,12 +104,18 @@ flock 9
 
 apt_dir=$cache/apt
 lists_stamp=$apt_dir/updated
+flavour=cloud-amd64 sfx=""
+if [ "$generic" -eq 1 ]; then
+	flavour=amd64 sfx=-generic
+	modules="$modules $rdma_modules"
+fi
+host_suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 want_modules=$(echo "$modules" | tr -s ' \t\n' '\n' | sed '/^$/d' | sort -u)
 
 # A series needs no apt at all while it was resolved against lists younger than a day,
 # with the same module list: the common case of every test run.
 fresh() {
-	local d=$cache/$1
+	local d=$cache/$1$sfx
 	[ "$refresh" -eq 0 ] && [ -s "$d/vmlinuz" ] && [ -s "$d/modules/load" ] &&
 		[ -n "$(find "$lists_stamp" -mmin -1440 2>/dev/null)" ] &&
 		[ "$d/resolved" -nt "$lists_stamp" ] &&
@@ -107,6 +124,15 @@ fresh() {
 
 need_apt=0
 for s in "${series[@]}"; do fresh "$s" || need_apt=1; done
+userland=$cache/rdma-userland
+userland_fresh() {
+	[ "$refresh" -eq 0 ] && [ -x "$userland/root/usr/bin/ib_write_lat" ] &&
+		[ "$(cat "$userland/packages" 2>/dev/null)" = "$host_suite $rdma_packages" ]
+}
+if [ "$generic" -eq 1 ]; then
+	[ -n "$host_suite" ] || die "cannot read this host's Debian release (VERSION_CODENAME in /etc/os-release)"
+	userland_fresh || need_apt=1
+fi
 
 if [ "$need_apt" -eq 1 ]; then
 	uri=$(mirror) || true
@@ -115,7 +141,12 @@ if [ "$need_apt" -eq 1 ]; then
 	src=$apt_dir/sources.list
 	new_src=$(for s in bullseye bookworm bookworm-backports trixie-backports; do
 		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $s main"
-	done)
+	done
+	# the RDMA userland of --generic comes from this host's own release
+	case $host_suite in
+	bullseye | bookworm | bookworm-backports | trixie-backports | "") ;;
+	*) echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $host_suite main" ;;
+	esac)
 	if [ "$(cat "$src" 2>/dev/null)" != "$new_src" ]; then
 		echo "$new_src" >"$src"
 		rm -f "$lists_stamp"
@@ -151,19 +182,19 @@ depends() {
 fetch_one() {
 	local s=$1 suite dir meta dep v ver rel img tmp root mdir base m line f name
 	suite=$(suite_of "$s")
-	dir=$cache/$s
+	dir=$cache/$s$sfx
 	fresh "$s" && return 0
-	meta=$(apt-cache "${apt_opts[@]}" show "linux-image-cloud-amd64/$suite" 2>/dev/null) ||
-		die "$s: linux-image-cloud-amd64 not found in $suite (see $apt_dir/update.log)"
+	meta=$(apt-cache "${apt_opts[@]}" show "linux-image-$flavour/$suite" 2>/dev/null) ||
+		die "$s: linux-image-$flavour not found in $suite (see $apt_dir/update.log)"
 	ver=$(echo "$meta" | sed -n '0,/^Version:/s/^Version: //p')
 	dep=$(echo "$meta" | sed -n '0,/^Depends:/s/^Depends: //p' | tr ',' '\n' |
-		grep -m1 -E '^[[:space:]]*linux-image-[0-9][^ ]*-cloud-amd64' || true)
+		grep -m1 -E "^[[:space:]]*linux-image-[0-9][^ ]*-$flavour" || true)
 	img=$(echo "$dep" | sed -n 's/^[ \t]*\(linux-image-[^ \t]*\).*/\1/p')
 	# the exact version the metapackage wants (a binNMU'd metapackage has its own)
 	v=$(echo "$dep" | sed -n 's/.*(= \([^)]*\)).*/\1/p')
 	[ -n "$v" ] && ver=$v
 	if [ -z "$ver" ] || [ -z "$img" ]; then
-		die "$s: cannot read the kernel package from linux-image-cloud-amd64/$suite"
+		die "$s: cannot read the kernel package from linux-image-$flavour/$suite"
 	fi
 	rel=${img#linux-image-}
 	if [ -s "$dir/vmlinuz" ] && [ "$(cat "$dir/version" 2>/dev/null)" = "$ver" ] &&
@@ -249,7 +280,35 @@ fetch_one() {
 	rm -rf "$dir.old" "$tmp"
 }
 
+# fetch_userland: perftest and the libraries it needs that this host lacks, unpacked
+# (not installed) under <cache>/rdma-userland/root
+fetch_userland() {
+	local tmp f p pkgs=()
+	userland_fresh && return 0
+	for p in $rdma_packages; do pkgs+=("$p/$host_suite"); done
+	[ "$quiet" -eq 1 ] || echo "$me: downloading $rdma_packages from $host_suite" >&2
+	tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+	if ! (cd "$tmp" && apt-get "${apt_opts[@]}" download "${pkgs[@]}" >download.log 2>&1); then
+		f=$(grep -m1 -E '^(E|W):' "$tmp/download.log" || tail -1 "$tmp/download.log")
+		rm -rf "$tmp"
+		die "apt-get download $rdma_packages failed: $f"
+	fi
+	for f in "$tmp"/*.deb; do dpkg-deb -x "$f" "$tmp/root"; done
+	rm -rf "$tmp/root/usr/share"
+	[ -x "$tmp/root/usr/bin/ib_write_lat" ] || {
+		rm -rf "$tmp"
+		die "no ib_write_lat in perftest"
+	}
+	echo "$host_suite $rdma_packages" >"$tmp/packages"
+	rm -rf "$userland.old"
+	[ -e "$userland" ] && mv "$userland" "$userland.old"
+	mkdir -p "$userland"
+	mv "$tmp/root" "$tmp/packages" "$userland/"
+	rm -rf "$userland.old" "$tmp"
+}
+
 for s in "${series[@]}"; do
 	fetch_one "$s"
-	[ "$quiet" -eq 1 ] || echo "$s $(cat "$cache/$s/release") $(cat "$cache/$s/version") $cache/$s/vmlinuz"
+	[ "$quiet" -eq 1 ] || echo "$s$sfx $(cat "$cache/$s$sfx/release") $(cat "$cache/$s$sfx/version") $cache/$s$sfx/vmlinuz"
 done
+[ "$generic" -eq 0 ] || fetch_userland

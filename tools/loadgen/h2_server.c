@@ -182,11 +182,14 @@ static void *stream_thread(void *arg)
 	memcpy(msg + GRPC_PREFIX, payload, tb);
 	do_compute(srv_prefill_ns(&s->rng), &e.compute_ns, &e.cpu_ns);
 	double factor = srv_decode_factor(&s->rng);
+	uint64_t prev = 0;
+
 	for (uint32_t i = 0; i < tokens; i++) {
 		if (i)
 			do_compute(
 				(uint64_t)((double)dist_draw_ns(&srv_opt.decode, &s->rng) * factor),
 				&e.compute_ns, &e.cpu_ns);
+		srv_token_write(&prev);
 		if (send_message(s, msg, len, out))
 			goto done;
 	}

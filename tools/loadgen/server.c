@@ -22,6 +22,9 @@ static uint64_t deadline_ns;
 
 /* totals of reaped connections */
 static struct u64vec g_service, g_compute, g_cpu;
+/* every gap between consecutive token writes of one streamed request, from every thread */
+static struct u64vec g_token_gaps;
+static pthread_mutex_t token_gaps_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_errors, g_bulk_bytes, g_bulk_t0 = UINT64_MAX, g_bulk_t1, g_conns;
 static FILE *g_samples;
 
@@ -122,6 +125,18 @@ double srv_decode_factor(uint64_t *rng)
 	return 1.0;
 }
 
+void srv_token_write(uint64_t *prev)
+{
+	uint64_t t = now_ns();
+
+	if (*prev) {
+		pthread_mutex_lock(&token_gaps_mu);
+		vec_push(&g_token_gaps, t - *prev);
+		pthread_mutex_unlock(&token_gaps_mu);
+	}
+	*prev = t;
+}
+
 void srv_record(struct conn *c, const struct lg_stat_ent *e)
 {
 	pthread_mutex_lock(&conns_mu);
@@ -162,6 +177,8 @@ static int serve_stream(struct conn *c, uint64_t id, uint32_t resp_bytes, uint32
 
 	if (!tokens)
 		tokens = 1;
+	uint64_t prev = 0;
+
 	do_compute(ns, &e->compute_ns, &e->cpu_ns);
 	pre_us = (uint32_t)(e->compute_ns / 1000);
 	for (uint32_t i = 0; i < tokens && !rc; i++) {
@@ -169,6 +186,7 @@ static int serve_stream(struct conn *c, uint64_t id, uint32_t resp_bytes, uint32
 			do_compute(
 				(uint64_t)((double)dist_draw_ns(&srv_opt.decode, &c->rng) * factor),
 				&e->compute_ns, &e->cpu_ns);
+		srv_token_write(&prev);
 		rc = send_frame(c->fd, LG_T_STREAM, i == tokens - 1 ? LG_RSP_LAST : 0, id,
 				resp_bytes, i, pre_us);
 	}
@@ -591,6 +609,8 @@ static void write_summary(FILE *f, double dur)
 	json_stats(f, "compute_us", g_compute.v, g_compute.n);
 	fprintf(f, ", ");
 	json_stats(f, "cpu_us", g_cpu.v, g_cpu.n);
+	fprintf(f, ", ");
+	json_stats(f, "gap_us", g_token_gaps.v, g_token_gaps.n);
 	fprintf(f, ", \"bulk_bytes\": %llu, \"bulk_bps\": ", (unsigned long long)g_bulk_bytes);
 	if (g_bulk_t1 > g_bulk_t0)
 		fprintf(f, "%.1f}\n", (double)g_bulk_bytes * 8e9 / (double)(g_bulk_t1 - g_bulk_t0));
@@ -664,6 +684,7 @@ int server_main(int argc, char **argv)
 		fclose(f);
 	}
 	vec_free(&g_service);
+	vec_free(&g_token_gaps);
 	vec_free(&g_compute);
 	vec_free(&g_cpu);
 	return 0;

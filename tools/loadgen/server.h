@@ -55,6 +55,9 @@ void do_compute(uint64_t ns, uint64_t *wall, uint64_t *cpu);
  * (--slow-decode-share), drawn from rng */
 uint64_t srv_prefill_ns(uint64_t *rng);
 double srv_decode_factor(uint64_t *rng);
+/* a token's write begins now: the gap since the request's previous one (*prev, 0 before the
+ * first) goes to the server JSON's gap_us, the truth for a tracer timing token sends */
+void srv_token_write(uint64_t *prev);
 /* an entry for the server's JSON and --samples (not for STATS: those protocols have none) */
 void srv_record(struct conn *c, const struct lg_stat_ent *e);
 

@@ -136,6 +136,8 @@ static int sse_stream(struct conn *c, uint64_t id, uint32_t tokens, uint32_t tb,
 		tb = PAYLOAD_BUF;
 	do_compute(srv_prefill_ns(&c->rng), &e->compute_ns, &e->cpu_ns);
 	double factor = srv_decode_factor(&c->rng);
+	uint64_t prev = 0;
+
 	for (uint32_t i = 0; i < tokens; i++) {
 		if (i)
 			do_compute(
@@ -145,6 +147,7 @@ static int sse_stream(struct conn *c, uint64_t id, uint32_t tokens, uint32_t tb,
 				  "data: {\"id\":\"cmpl-%llu\",\"object\":\"text_completion\","
 				  "\"choices\":[{\"index\":%u,\"text\":\"",
 				  (unsigned long long)id, i);
+		srv_token_write(&prev);
 		if (send_chunk(c->fd, pre, (size_t)pl, payload, tb, post, sizeof(post) - 3))
 			return -1;
 	}

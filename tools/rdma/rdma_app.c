@@ -22,6 +22,10 @@
 #define MAX_QPS 16
 /* wr_id bit of the WRs posted before --warm-until's file appears: not in the stats */
 #define WARM_BIT (1ull << 40)
+/* --same-wrid: the wr_id of every WR, as perftest posts them */
+#define SAME_WRID 0x5157ull
+/* --same-wrid: the WRs outstanding on each queue, in post order (queues complete in order) */
+#define FIFO_MAX 4096
 
 struct wr_rec {
 	uint64_t post_ns;
@@ -39,6 +43,7 @@ static struct {
 	int qps, depth, errors_every, recv_every, unsig_every;
 	double scale; /* multiplies every planned delay */
 	uint64_t seed;
+	bool same_wrid; /* every WR with one wr_id, queues in order, capacity = depth */
 } cfg = { .mode = "poll",
 	  .wrs = 2000,
 	  .qps = 2,
@@ -125,6 +130,28 @@ static void print_dist(FILE *f, const char *key, uint64_t *v, size_t n, bool com
 		(unsigned long long)(n ? v[n - 1] : 0), comma ? "," : "");
 }
 
+/* The k/1000 quantiles (k = 0..1000) of sorted v: the distribution's shape, so a test can
+ * ask where a tracer's quantile falls in the application's distribution (a rank) rather
+ * than how far its value is, which jumps wherever the distribution has a gap. */
+static void print_permille(FILE *f, const char *key, const uint64_t *sorted, size_t n)
+{
+	fprintf(f, "\"%s\": [", key);
+	for (int k = 0; n && k <= 1000; k++)
+		fprintf(f, "%s%llu", k ? ", " : "",
+			(unsigned long long)(k ? quantile(sorted, n, k / 1000.0) : sorted[0]));
+	fprintf(f, "]\n");
+}
+
+/* Each warm-up WR: CLOCK_MONOTONIC before its post, after the post returned, before the
+ * poll call that reaped it and after (0: not yet). The truth of what a tracer attaching
+ * during the warm-up can time (posted after its post probe attached, reaped by a poll call
+ * that began after its poll probe attached) and of what was in flight then. */
+struct warm_rec {
+	uint64_t post0, post1, poll0, reaped;
+};
+#define WARM_MAX (1u << 20)
+static struct warm_rec *warm_recs;
+
 /* The life of a process tailtrace attaches to late: it keeps every QP depth deep with
  * signaled SEND_IMM WRs (planned delays, no errors) and busy-polls, making no verbs
  * control call, until the file cfg.warm_until appears. Returns the WRs posted. */
@@ -147,20 +174,34 @@ static long warm_up(struct ibv_qp **qp, struct ibv_cq *scq, int *out_q)
 		for (int i = 0; i < cfg.qps; i++) {
 			while (out_q[i] < cfg.depth) {
 				struct ibv_send_wr w = { .wr_id = WARM_BIT | ++k }, *bad;
+				struct warm_rec *r = k < WARM_MAX ? &warm_recs[k] : NULL;
 
 				w.opcode = IBV_WR_SEND_WITH_IMM;
 				w.send_flags = IBV_SEND_SIGNALED;
 				ttsi_plan(qp[i], w.wr_id,
 					  (uint64_t)((double)pick_delay(&cfg.seed) * cfg.scale),
 					  IBV_WC_SUCCESS);
+				if (r)
+					r->post0 = now_ns();
 				if (ibv_post_send(qp[i], &w, &bad))
 					return -1;
+				if (r)
+					r->post1 = now_ns();
 				out_q[i]++;
 			}
 		}
+		uint64_t p0 = now_ns();
+
 		n = ibv_poll_cq(scq, 16, wc);
-		for (int j = 0; j < n; j++)
+		for (int j = 0; j < n; j++) {
+			uint64_t wk = wc[j].wr_id & ~WARM_BIT;
+
 			out_q[wc[j].qp_num - qpn0]--;
+			if (wk < WARM_MAX) {
+				warm_recs[wk].poll0 = p0;
+				warm_recs[wk].reaped = now_ns();
+			}
+		}
 	}
 }
 
@@ -242,6 +283,7 @@ int main(int argc, char **argv)
 		{ "bench", 1, NULL, 'b' },
 		{ "scale", 1, NULL, 'S' },
 		{ "warm-until", 1, NULL, 'W' },
+		{ "same-wrid", 0, NULL, 'I' },
 		{ 0 },
 	};
 	static const enum ibv_wc_status errs[] = { IBV_WC_RETRY_EXC_ERR, IBV_WC_REM_ACCESS_ERR,
@@ -259,6 +301,8 @@ int main(int argc, char **argv)
 	long nerr[32] = { 0 };
 	int out_q[MAX_QPS] = { 0 };
 	uint64_t last_done_id[MAX_QPS] = { 0 };
+	static uint64_t fifo[MAX_QPS][2][FIFO_MAX]; /* --same-wrid: record ids, per queue */
+	static unsigned int fhead[MAX_QPS][2], ftail[MAX_QPS][2];
 	bool event_mode;
 	FILE *f = stdout;
 	int c;
@@ -307,17 +351,21 @@ int main(int argc, char **argv)
 		case 'W':
 			cfg.warm_until = optarg;
 			break;
+		case 'I':
+			cfg.same_wrid = true;
+			break;
 		default:
 			fprintf(stderr, "usage: rdma_app [--mode poll|event] [--wrs N] [--qps N] "
 					"[--depth N] [--errors-every K] [--recv-every K] "
 					"[--unsignaled-every K] [--seed S] [--go-open FILE] "
 					"[--go-post FILE] [--out FILE] [--scale F] [--bench N] "
-					"[--warm-until FILE]\n");
+					"[--warm-until FILE] [--same-wrid]\n");
 			return 2;
 		}
 	}
 	event_mode = !strcmp(cfg.mode, "event");
-	if (cfg.qps < 1 || cfg.qps > MAX_QPS || cfg.wrs < 1 || cfg.depth < 1 || cfg.scale <= 0)
+	if (cfg.qps < 1 || cfg.qps > MAX_QPS || cfg.wrs < 1 || cfg.depth < 1 || cfg.scale <= 0 ||
+	    (cfg.same_wrid && (cfg.depth > FIFO_MAX || cfg.warm_until)))
 		return 2;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	rec = calloc((size_t)cfg.wrs + 1, sizeof(*rec));
@@ -346,9 +394,13 @@ int main(int argc, char **argv)
 					       .sq_sig_all = 0 };
 		struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RTR };
 
+		if (cfg.same_wrid) /* as perftest: the queues as deep as the traffic */
+			ia.cap.max_send_wr = ia.cap.max_recv_wr = (uint32_t)cfg.depth;
 		qp[i] = ibv_create_qp(pd, &ia);
 		if (!qp[i])
 			return 1;
+		if (cfg.same_wrid)
+			ttsi_qp_in_order(qp[i]);
 		/* loopback pairs: QP i talks to QP i^1 (or itself) */
 		qa.dest_qp_num = qp[0]->qp_num + (uint32_t)((i ^ 1) < cfg.qps ? (i ^ 1) : i);
 		ibv_modify_qp(qp[i], &qa, IBV_QP_STATE | IBV_QP_DEST_QPN);
@@ -361,6 +413,8 @@ int main(int argc, char **argv)
 		fclose(f);
 		return c;
 	}
+	if (cfg.warm_until && !(warm_recs = calloc(WARM_MAX, sizeof(*warm_recs))))
+		return 1;
 	if (cfg.warm_until && (warm = warm_up(qp, scq, out_q)) < 0)
 		return 1;
 	for (int i = 0; i < cfg.qps; i++)
@@ -368,7 +422,8 @@ int main(int argc, char **argv)
 
 	while (done < expected || posted < cfg.wrs) {
 		struct ibv_wc wc[16];
-		int n;
+		int n, from_rcq = 0;
+		uint64_t poll0;
 
 		/* keep every QP `depth` deep */
 		for (int i = 0; i < cfg.qps && posted < cfg.wrs; i++) {
@@ -381,21 +436,25 @@ int main(int argc, char **argv)
 					     id % (uint64_t)cfg.unsig_every == 0;
 				int err;
 
+				uint64_t wr_id = cfg.same_wrid ? SAME_WRID : id;
+
 				if (cfg.errors_every && id % (uint64_t)cfg.errors_every == 0)
 					st = errs[(id / (uint64_t)cfg.errors_every) % 3];
-				ttsi_plan(qp[i], id,
+				ttsi_plan(qp[i], wr_id,
 					  (uint64_t)((double)pick_delay(&cfg.seed) * cfg.scale),
 					  st);
 				r->qpn = qp[i]->qp_num;
 				r->op = recv ? 2 : id % 3 ? 0 : 1;
 				r->expect = !unsig;
 				r->post_ns = now_ns();
+				if (cfg.same_wrid && !unsig)
+					fifo[i][recv][ftail[i][recv]++ % FIFO_MAX] = id;
 				if (recv) {
-					struct ibv_recv_wr w = { .wr_id = id }, *bad;
+					struct ibv_recv_wr w = { .wr_id = wr_id }, *bad;
 
 					err = ibv_post_recv(qp[i], &w, &bad);
 				} else {
-					struct ibv_send_wr w = { .wr_id = id }, *bad;
+					struct ibv_send_wr w = { .wr_id = wr_id }, *bad;
 
 					w.opcode = id % 3 ? IBV_WR_RDMA_WRITE : IBV_WR_SEND;
 					w.send_flags = unsig ? 0 : IBV_SEND_SIGNALED;
@@ -413,9 +472,12 @@ int main(int argc, char **argv)
 		}
 		if (done >= expected && !warm_out)
 			continue;
+		poll0 = now_ns();
 		n = ibv_poll_cq(scq, 16, wc);
-		if (n <= 0)
+		if (n <= 0) {
 			n = ibv_poll_cq(rcq, 16, wc);
+			from_rcq = 1;
+		}
 		if (n == 0 && event_mode) {
 			struct ibv_cq *ecq;
 			void *ectx;
@@ -424,8 +486,11 @@ int main(int argc, char **argv)
 			ibv_req_notify_cq(rcq, 0);
 			/* re-poll: a completion may have landed before the arm */
 			n = ibv_poll_cq(scq, 16, wc);
-			if (n <= 0)
+			from_rcq = 0;
+			if (n <= 0) {
 				n = ibv_poll_cq(rcq, 16, wc);
+				from_rcq = 1;
+			}
 			if (n == 0) {
 				if (ibv_get_cq_event(ch, &ecq, &ectx))
 					return 1;
@@ -437,12 +502,27 @@ int main(int argc, char **argv)
 		if (n < 0)
 			return 1;
 		for (int k = 0; k < n; k++) {
-			uint64_t t = now_ns();
-			struct wr_rec *r =
-				wc[k].wr_id <= (uint64_t)cfg.wrs ? &rec[wc[k].wr_id] : NULL;
+			uint64_t t = now_ns(), rid = wc[k].wr_id;
+			struct wr_rec *r;
 			int qi;
 
+			if (cfg.same_wrid) {
+				int fq = (int)(wc[k].qp_num - qp[0]->qp_num);
+
+				if (wc[k].wr_id != SAME_WRID || fq < 0 || fq >= cfg.qps ||
+				    fhead[fq][from_rcq] == ftail[fq][from_rcq])
+					return 1;
+				rid = fifo[fq][from_rcq][fhead[fq][from_rcq]++ % FIFO_MAX];
+			}
+			r = rid <= (uint64_t)cfg.wrs ? &rec[rid] : NULL;
+
 			if (wc[k].wr_id & WARM_BIT) {
+				uint64_t wk = wc[k].wr_id & ~WARM_BIT;
+
+				if (wk < WARM_MAX) {
+					warm_recs[wk].poll0 = poll0;
+					warm_recs[wk].reaped = t;
+				}
 				out_q[wc[k].qp_num - qp[0]->qp_num]--;
 				warm_out--;
 				continue;
@@ -455,10 +535,10 @@ int main(int argc, char **argv)
 			qi = (int)(r->qpn - qp[0]->qp_num);
 			out_q[qi]--;
 			done++;
-			if (wc[k].wr_id < last_done_id[qi])
+			if (rid < last_done_id[qi])
 				ooo++;
 			else
-				last_done_id[qi] = wc[k].wr_id;
+				last_done_id[qi] = rid;
 			if (wc[k].status == IBV_WC_SUCCESS)
 				lat[nlat++] = r->lat_ns;
 			else
@@ -496,8 +576,21 @@ int main(int argc, char **argv)
 	}
 	fprintf(f, "],\n");
 	print_per_op(f, qp, rec, qlat);
+	if (warm_recs) {
+		/* [post, post returned, reaping poll began, reaped] of each warm-up WR,
+		 * CLOCK_MONOTONIC ns */
+		fprintf(f, "\"warm\": [");
+		for (long k = 1; k <= warm && k < (long)WARM_MAX; k++)
+			fprintf(f, "%s[%llu, %llu, %llu, %llu]", k > 1 ? ", " : "",
+				(unsigned long long)warm_recs[k].post0,
+				(unsigned long long)warm_recs[k].post1,
+				(unsigned long long)warm_recs[k].poll0,
+				(unsigned long long)warm_recs[k].reaped);
+		fprintf(f, "],\n");
+	}
 	print_dist(f, "cq_event", cqev, (size_t)ncqev, true);
-	print_dist(f, "wr", lat, (size_t)nlat, false);
+	print_dist(f, "wr", lat, (size_t)nlat, true);
+	print_permille(f, "wr_permille", lat, (size_t)nlat);
 	fprintf(f, "}\n");
 	if (f != stdout)
 		fclose(f);

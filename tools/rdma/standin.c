@@ -43,6 +43,8 @@ struct si_qp {
 	struct ibv_qp qp;
 	struct si_cq *scq, *rcq;
 	bool sig_all;
+	bool in_order;        /* ttsi_qp_in_order: each queue completes in post order */
+	uint64_t last_due[2]; /* send, receive queue: due time of the newest WR */
 	struct plan plans[PLAN_SLOTS];
 };
 
@@ -55,6 +57,7 @@ struct si_chan {
 
 struct pending {
 	uint64_t due_ns;
+	uint64_t seq; /* ties on due_ns go in post order */
 	struct si_cq *cq;
 	struct ibv_wc wc;
 };
@@ -69,6 +72,7 @@ struct si_ctx {
 	size_t nheap, heap_cap;
 	uint32_t next_qpn;
 	uint32_t next_cq_handle;
+	uint64_t next_seq;
 };
 
 static struct ibv_device si_device = {
@@ -123,6 +127,11 @@ static void deliver(struct si_cq *cq, const struct ibv_wc *wc)
 	}
 }
 
+static bool before(const struct pending *a, const struct pending *b)
+{
+	return a->due_ns < b->due_ns || (a->due_ns == b->due_ns && a->seq < b->seq);
+}
+
 static void heap_push(struct si_ctx *c, const struct pending *p)
 {
 	size_t i;
@@ -137,7 +146,7 @@ static void heap_push(struct si_ctx *c, const struct pending *p)
 		c->heap_cap = ncap;
 	}
 	i = c->nheap++;
-	while (i && c->heap[(i - 1) / 2].due_ns > p->due_ns) {
+	while (i && before(p, &c->heap[(i - 1) / 2])) {
 		c->heap[i] = c->heap[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
@@ -154,10 +163,9 @@ static void heap_pop(struct si_ctx *c, struct pending *out)
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
 
-		if (l < c->nheap && c->heap[l].due_ns < last.due_ns)
+		if (l < c->nheap && before(&c->heap[l], &last))
 			m = l;
-		if (l + 1 < c->nheap &&
-		    c->heap[l + 1].due_ns < (m == i ? last.due_ns : c->heap[l].due_ns))
+		if (l + 1 < c->nheap && before(&c->heap[l + 1], m == i ? &last : &c->heap[l]))
 			m = l + 1;
 		if (m == i)
 			break;
@@ -215,11 +223,19 @@ static void schedule(struct si_qp *qp, struct si_cq *cq, uint64_t wr_id, int opc
 	}
 	if (p.wc.status != IBV_WC_SUCCESS)
 		p.wc.opcode = 0x5a5a; /* undefined on errors: tracers must not trust it */
-	if (p.due_ns <= now_ns()) {
+	if (qp->in_order) {
+		/* as an RC queue: a WR completes no earlier than the one posted before it */
+		uint64_t *last = &qp->last_due[opcode == IBV_WC_RECV];
+
+		if (p.due_ns < *last)
+			p.due_ns = *last;
+		*last = p.due_ns;
+	} else if (p.due_ns <= now_ns()) {
 		deliver(cq, &p.wc);
 		return;
 	}
 	pthread_mutex_lock(&c->lock);
+	p.seq = c->next_seq++;
 	heap_push(c, &p);
 	pthread_cond_signal(&c->cond);
 	pthread_mutex_unlock(&c->lock);
@@ -505,6 +521,11 @@ API int ttsi_plan(struct ibv_qp *ibqp, uint64_t wr_id, uint64_t delay_ns, enum i
 	pl->status = status;
 	pl->used = true;
 	return 0;
+}
+
+API void ttsi_qp_in_order(struct ibv_qp *ibqp)
+{
+	((struct si_qp *)ibqp)->in_order = true;
 }
 
 API uint64_t ttsi_cq_last_event_ns(struct ibv_cq *cq)

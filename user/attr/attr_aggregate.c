@@ -74,6 +74,11 @@ static void bucket_add(struct attr_bucket *b, const struct req_event *ev,
 		b->v[F_MIN_RTT] += ev->min_rtt_ns ? ev->min_rtt_ns : ev->srtt_ns;
 		b->v[F_RTT_REQS]++;
 	}
+	if (ev->flags & REQ_F_PARTIAL) {
+		b->v[F_PARTIAL_REQS]++;
+		b->v[F_PARTIAL_LAT] += s->latency_ns;
+		return;
+	}
 	for (int p = 0; p < ATTR_PARTS; p++)
 		b->v[F_PARTS + p] += s->part_ns[p];
 }
@@ -108,7 +113,8 @@ void attr_agg__add(struct attr_agg *a, const struct req_event *ev)
 	sd->proto_reqs[ev->proto < PROTO__MAX ? ev->proto : PROTO_UNKNOWN]++;
 	bucket_add(b, ev, &s);
 	sd->overlap_reqs += !!(ev->flags & REQ_F_OVERLAP);
-	attr_places_record(a, ev, &s, slot >> ATTR_BAND_SHIFT);
+	if (!(ev->flags & REQ_F_PARTIAL))
+		attr_places_record(a, ev, &s, slot >> ATTR_BAND_SHIFT);
 }
 
 void attr_agg__merge(struct attr_agg *dst, const struct attr_agg *src)

@@ -88,15 +88,19 @@ static double div0(double a, double b)
 
 static void group_fill(struct attr_group *g, const struct group_sum *s)
 {
-	double n = s->v[F_COUNT];
+	double n = s->v[F_COUNT], split_lat = s->v[F_LAT] - s->v[F_PARTIAL_LAT];
+	/* the parts are of the requests the deep tier saw whole: their shares of those
+	 * requests' time stand for the group's (1 without a duty cycle) */
+	double scale = div0(s->v[F_LAT], split_lat);
 
 	g->lo_ns = hist_slot_lo(s->lo);
 	g->hi_ns = hist_slot_hi(s->hi);
 	g->count = (__u64)(n + 0.5);
+	g->split_count = (__u64)(n - s->v[F_PARTIAL_REQS] + 0.5);
 	g->mean_ns = div0(s->v[F_LAT], n);
 	g->ttft_mean_ns = div0(s->v[F_TTFT], s->v[F_TTFT_REQS]);
 	for (int p = 0; p < ATTR_PARTS; p++) {
-		g->part_mean_ns[p] = div0(s->v[F_PARTS + p], n);
+		g->part_mean_ns[p] = div0(s->v[F_PARTS + p] * scale, n);
 		g->class_mean_ns[attr_parts[p].class] += g->part_mean_ns[p];
 	}
 	for (int c = 0; c < ATTR_CLASSES; c++)
@@ -373,6 +377,12 @@ static void verdict_decide(const struct attr_side *sd, const struct attr_params 
 			 (unsigned long long)sd->lat.count, (unsigned long long)P->min_requests);
 		return;
 	}
+	if (!g->split_count) {
+		snprintf(v->rule, sizeof(v->rule),
+			 "no request of the tail ran whole inside a window of the deep tier: "
+			 "timed, not split (record --deep)");
+		return;
+	}
 	if (g->excess_ns < (double)P->min_excess_ns || g->ratio < P->min_ratio) {
 		snprintf(
 			v->rule, sizeof(v->rule),
@@ -478,6 +488,11 @@ static void verdict_summary(const struct attr_side *sd, const struct attr_params
 			snprintf(v->summary, sizeof(v->summary),
 				 "too few requests (%llu) to judge the p%g tail",
 				 (unsigned long long)sd->lat.count, q * 100);
+		else if (!g->split_count)
+			snprintf(v->summary, sizeof(v->summary),
+				 "the p%g tail (%llu requests, tail mean %s) ran outside the deep "
+				 "tier's windows: timed, not split",
+				 q * 100, (unsigned long long)g->count, t->tail);
 	} else if (v->class == VERDICT_MIXED) {
 		snprintf(v->summary, sizeof(v->summary),
 			 "p%g tail (%llu requests, tail mean %s vs median-group mean %s): the "

@@ -15,11 +15,15 @@
  *     nbuckets, nbuckets x (slot, nfields x value)
  *     overlap_reqs (version 3 on)
  *     (version 4) tpot hist, stream_reqs, stream_tokens, nprotos, nprotos x requests
+ *     (version 5) npartial, npartial x (slot, requests, latency sum)
  *   nplaces, nplaces x place
  *   places_unstored, places_unstored_ns
  *   (version 3) npaths, npaths x path, paths_unstored
  *   u64 FNV-1a of everything before it (little-endian)
- * Version 4 (written) is version 3 with each side's streamed responses after overlap_reqs:
+ * Version 5 (written) is version 4 with each side's requests the deep tier did not see
+ * whole (record's duty cycle: timed, not split) per bucket after the streams: no more
+ * than the bucket's requests and latency. Versions 1 to 4 read them as none.
+ * Version 4 is version 3 with each side's streamed responses after overlap_reqs:
  * the time-per-output-token histogram, how many requests were streamed and their tokens,
  * and the requests
  * by connection protocol (enum tt_proto order; a decoder takes the protocols it knows and
@@ -46,7 +50,8 @@
  * parts were added at the end (ATTR_PARTS_V2 .. ATTR_PARTS parts; the missing parts read
  * as zero): a record written by a different model is not silently reinterpreted. */
 #define ATTR_MAGIC           "TTAT"
-#define ATTR_VERSION         4
+#define ATTR_VERSION         5
+#define ATTR_VERSION_PARTIAL 5
 #define ATTR_VERSION_STREAMS 4
 #define ATTR_VERSION_VARINT  2
 #define ATTR_VERSION_FIXED   1
@@ -214,7 +219,7 @@ int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, 
 		return -EINVAL;
 	w_bytes(&w, ATTR_MAGIC, 4);
 	w_le(&w, (__u64)version, 2);
-	w_le(&w, ATTR_FIELDS, 2);
+	w_le(&w, ATTR_ROW_FIELDS, 2);
 	w_le(&w, ATTR_PARTS, 2);
 	w_le(&w, 0, 2);
 	w_le(&w, 0, 8); /* total length, patched below */
@@ -232,7 +237,7 @@ int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, 
 			if (!sd->b[i].v[F_COUNT])
 				continue;
 			w_num(&w, i, 4);
-			for (int f = 0; f < ATTR_FIELDS; f++)
+			for (int f = 0; f < ATTR_ROW_FIELDS; f++)
 				w_num(&w, sd->b[i].v[f], 8);
 		}
 		if (version >= 3)
@@ -244,6 +249,19 @@ int attr_agg__encode_version(const struct attr_agg *a, int version, void **buf, 
 			w_num(&w, PROTO__MAX, 4);
 			for (int p = 0; p < PROTO__MAX; p++)
 				w_num(&w, sd->proto_reqs[p], 8);
+		}
+		if (version >= ATTR_VERSION_PARTIAL) {
+			n = 0;
+			for (__u32 i = 0; i < HIST_SLOTS; i++)
+				n += !!sd->b[i].v[F_PARTIAL_REQS];
+			w_num(&w, n, 4);
+			for (__u32 i = 0; i < HIST_SLOTS; i++) {
+				if (!sd->b[i].v[F_PARTIAL_REQS])
+					continue;
+				w_num(&w, i, 4);
+				w_num(&w, sd->b[i].v[F_PARTIAL_REQS], 8);
+				w_num(&w, sd->b[i].v[F_PARTIAL_LAT], 8);
+			}
 		}
 	}
 	w_num(&w, a->nplaces, 4);
@@ -366,6 +384,31 @@ static void r_hist(struct rbuf *r, struct hist *h)
 		r->err = -EINVAL;
 }
 
+/* Version 5: the requests of each bucket the deep tier did not see whole. */
+static void r_partial(struct rbuf *r, struct attr_side *sd)
+{
+	__u32 n = (__u32)r_num(r, 4), prev = 0;
+
+	if (n > HIST_SLOTS)
+		r->err = -EINVAL;
+	for (__u32 i = 0; i < n && !r->err; i++) {
+		__u32 slot = (__u32)r_num(r, 4);
+		struct attr_bucket *b;
+
+		if (slot >= HIST_SLOTS || (i && slot <= prev)) {
+			r->err = -EINVAL;
+			break;
+		}
+		b = &sd->b[slot];
+		b->v[F_PARTIAL_REQS] = r_num(r, 8);
+		b->v[F_PARTIAL_LAT] = r_num(r, 8);
+		if (!b->v[F_PARTIAL_REQS] || b->v[F_PARTIAL_REQS] > b->v[F_COUNT] ||
+		    b->v[F_PARTIAL_LAT] > b->v[F_LAT])
+			r->err = -EINVAL;
+		prev = slot;
+	}
+}
+
 static void r_side(struct rbuf *r, struct attr_side *sd)
 {
 	__u32 n, prev = 0;
@@ -415,6 +458,8 @@ static void r_side(struct rbuf *r, struct attr_side *sd)
 		if (!r->err && (sum > reqs || sd->tpot.count > reqs))
 			r->err = -EINVAL;
 	}
+	if (r->version >= ATTR_VERSION_PARTIAL)
+		r_partial(r, sd);
 }
 
 /* Checks the header, the total length and the checksum; leaves r over the body (between

@@ -31,8 +31,13 @@ enum attr_field {
 	F_SRTT,
 	F_MIN_RTT,
 	F_RTT_REQS,
-	F_PARTS, /* ATTR_PARTS part sums follow */
-	ATTR_FIELDS = F_PARTS + ATTR_PARTS,
+	F_PARTS,                                /* ATTR_PARTS part sums follow */
+	ATTR_ROW_FIELDS = F_PARTS + ATTR_PARTS, /* a bucket's row in the encoding */
+	/* requests the deep tier did not see whole (REQ_F_PARTIAL): counted and timed above,
+	 * their parts left out; the parts stand for the rest (attr_analysis.c group_fill) */
+	F_PARTIAL_REQS = ATTR_ROW_FIELDS,
+	F_PARTIAL_LAT,
+	ATTR_FIELDS,
 };
 
 /* Buckets are the fine latency histogram slots, so the tail and median groups are cut

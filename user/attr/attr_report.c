@@ -146,6 +146,7 @@ static void js_tail(struct json_writer *w, const char *key, const struct attr_gr
 	jw_double(w, "quantile", g->quantile);
 	jw_double(w, "threshold_us", (double)g->lo_ns / 1e3);
 	jw_uint(w, "count", g->count);
+	jw_uint(w, "split_count", g->split_count);
 	jw_double(w, "mean_us", g->mean_ns / 1e3);
 	jw_double(w, "excess_us", g->excess_ns / 1e3);
 	jw_double(w, "ratio", g->ratio);

@@ -7,43 +7,61 @@
 #define THREAD  (PLACE_PROC | PLACE_TID)
 #define FLOWDEV (PLACE_FLOW | PLACE_DEV)
 
+/* Each stage's name and class from the catalogue, as constants a static table can hold. */
+#define STAGE_CONSTS(sid, nm, cls, ...)                                                            \
+	static const char stage_name_##sid[] __attribute__((unused)) = nm;                         \
+	enum { stage_class_##sid = CLASS_##cls };
+TT_STAGE_CATALOGUE(STAGE_CONSTS)
+
+/* A part that is a stage's time: the stage's name and its catalogue class, which must be a
+ * component class (a split or request stage needs evidence to class: SPLIT_PART). */
+#define STAGE_PART(sid)                                                                            \
+	stage_name_##sid, STAGE_##sid,                                                             \
+		(enum attr_class)((int)stage_class_##sid < (int)ATTR_UNATTRIBUTED                  \
+					  ? stage_class_##sid                                      \
+					  : ATTR_CLASSES)
+/* A share of a stage's time that evidence classes: the stage's name, the share's class. */
+#define SPLIT_PART(sid, cls) stage_name_##sid, STAGE_##sid, ATTR_##cls
+/* Time no stage is: its own name. */
+#define RESIDUAL_PART(name, cls) name, -1, ATTR_##cls
+
 const struct attr_part_info attr_parts[ATTR_PARTS] = {
-	[PART_RX_STACK] = { "rx.stack", ATTR_TRANSPORT, PLACE_FLOW, PLACE_PEER,
+	[PART_RX_STACK] = { STAGE_PART(RX_STACK), PLACE_FLOW, PLACE_PEER,
 			    "driver receive -> socket queue" },
-	[PART_RX_SOCKQ] = { "rx.sockq", ATTR_COMPUTE, THREAD | PLACE_FLOW, PLACE_PROC | PLACE_PEER,
+	[PART_RX_SOCKQ] = { STAGE_PART(RX_SOCKQ), THREAD | PLACE_FLOW, PLACE_PROC | PLACE_PEER,
 			    "data queued on the socket, application not reading" },
-	[PART_TX_SENDQ] = { "tx.sendq", ATTR_CONGESTION, FLOWDEV, PLACE_DEV,
+	[PART_TX_SENDQ] = { STAGE_PART(TX_SENDQ), FLOWDEV, PLACE_DEV,
 			    "sent by the application, held by TCP (cwnd, pacing)" },
-	[PART_TX_QDISC] = { "tx.qdisc", ATTR_CONGESTION, PLACE_DEV, PLACE_DEV, "qdisc sojourn" },
-	[PART_TX_NIC] = { "tx.nic", ATTR_TRANSPORT, PLACE_DEV, PLACE_DEV, "driver -> transmitted" },
-	[PART_RETRANS_LOSS] = { "tcp.retrans", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
+	[PART_TX_QDISC] = { STAGE_PART(TX_QDISC), PLACE_DEV, PLACE_DEV, "qdisc sojourn" },
+	[PART_TX_NIC] = { STAGE_PART(TX_NIC), PLACE_DEV, PLACE_DEV, "driver -> transmitted" },
+	[PART_RETRANS_LOSS] = { SPLIT_PART(TCP_RETRANS, TRANSPORT), FLOWDEV, PLACE_DEV,
 				"waiting for retransmission, no queue-drop evidence" },
-	[PART_RETRANS_QUEUE] = { "tcp.retrans", ATTR_CONGESTION, FLOWDEV, PLACE_DEV,
+	[PART_RETRANS_QUEUE] = { SPLIT_PART(TCP_RETRANS, CONGESTION), FLOWDEV, PLACE_DEV,
 				 "waiting for retransmission after queue drops / ECN CE" },
-	[PART_RTT_BASE] = { "tcp.rtt", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
+	[PART_RTT_BASE] = { SPLIT_PART(TCP_RTT, TRANSPORT), FLOWDEV, PLACE_DEV,
 			    "round trip at the path minimum" },
-	[PART_RTT_QUEUE] = { "tcp.rtt", ATTR_CONGESTION, FLOWDEV, PLACE_DEV,
+	[PART_RTT_QUEUE] = { SPLIT_PART(TCP_RTT, CONGESTION), FLOWDEV, PLACE_DEV,
 			     "round trip inflation above the path minimum" },
 	/* a wait for a CPU is about the CPU, whichever thread of the process waited */
-	[PART_SCHED_RUNQ] = { "sched.runq", ATTR_COMPUTE, PLACE_PROC | PLACE_CPU, PLACE_PROC,
+	[PART_SCHED_RUNQ] = { STAGE_PART(SCHED_RUNQ), PLACE_PROC | PLACE_CPU, PLACE_PROC,
 			      "serving thread runnable, waiting for a CPU" },
-	[PART_SCHED_ONCPU] = { "sched.oncpu", ATTR_COMPUTE, THREAD, PLACE_PROC,
+	[PART_SCHED_ONCPU] = { STAGE_PART(SCHED_ONCPU), THREAD, PLACE_PROC,
 			       "serving thread on CPU" },
-	[PART_SCHED_OFFCPU] = { "sched.offcpu", ATTR_COMPUTE, THREAD, PLACE_PROC,
+	[PART_SCHED_OFFCPU] = { STAGE_PART(SCHED_OFFCPU), THREAD, PLACE_PROC,
 				"serving thread blocked (not in a GPU wait)" },
-	[PART_GPU_WAIT] = { "gpu.wait", ATTR_COMPUTE, THREAD, PLACE_PROC,
+	[PART_GPU_WAIT] = { STAGE_PART(GPU_WAIT), THREAD, PLACE_PROC,
 			    "serving thread blocked in a CUDA synchronisation call" },
-	[PART_APP_OTHER] = { "app.other", ATTR_COMPUTE, THREAD, PLACE_PROC,
+	[PART_APP_OTHER] = { RESIDUAL_PART("app.other", COMPUTE), THREAD, PLACE_PROC,
 			     "server: before the first response, no thread stage" },
-	[PART_REMOTE] = { "remote", ATTR_UNATTRIBUTED, PLACE_FLOW, PLACE_PEER,
+	[PART_REMOTE] = { RESIDUAL_PART("remote", UNATTRIBUTED), PLACE_FLOW, PLACE_PEER,
 			  "client: peer and network beyond the round trip" },
-	[PART_UNCOVERED] = { "unattributed", ATTR_UNATTRIBUTED, PLACE_FLOW, PLACE_PEER,
+	[PART_UNCOVERED] = { RESIDUAL_PART("unattributed", UNATTRIBUTED), PLACE_FLOW, PLACE_PEER,
 			     "covered by no stage" },
 	/* named by its cause: the stage is tx.sendq, the wait is the loss recovery's */
-	[PART_TX_SENDQ_LOSS] = { "tcp.retrans", ATTR_TRANSPORT, FLOWDEV, PLACE_DEV,
+	[PART_TX_SENDQ_LOSS] = { SPLIT_PART(TCP_RETRANS, TRANSPORT), FLOWDEV, PLACE_DEV,
 				 "response held in the send queue while TCP recovers from loss" },
 	/* the backlog drains when the NET_RX softirq gets the CPU: the host's compute */
-	[PART_RX_BACKLOG] = { "rx.backlog", ATTR_COMPUTE, PLACE_FLOW, PLACE_PEER,
+	[PART_RX_BACKLOG] = { STAGE_PART(RX_BACKLOG), PLACE_FLOW, PLACE_PEER,
 			      "received, waiting in the backlog/GRO for the NET_RX softirq" },
 };
 
@@ -54,10 +72,10 @@ const struct attr_part_info *attr_part_info(enum attr_part p)
 
 const char *attr_class_name(enum attr_class c)
 {
-	static const char *const names[ATTR_CLASSES] = { "compute", "transport", "congestion",
-							 "unattributed" };
-
-	return (unsigned)c < ATTR_CLASSES ? names[c] : "?";
+	/* the component classes are the catalogue's */
+	if (c == ATTR_UNATTRIBUTED)
+		return "unattributed";
+	return (unsigned)c < ATTR_CLASSES ? class_name((enum tt_class)c) : "?";
 }
 
 /* A retransmission counts as congestion only with evidence that a queue was full: ECN CE,

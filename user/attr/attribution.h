@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #include "tailtrace.h"
 #include "core/histogram.h"
+#include "core/stages.h"
 
 /*
  * What the engine expects of struct req_event (the BPF side fills it this way):
@@ -37,13 +38,21 @@
  * flow's device (QDISC_DROP and friends), not every kfree_skb.
  */
 
+/* What a part of a request's time is blamed on. Not the catalogue's class (enum tt_class):
+ * a request's tcp.rtt and tcp.retrans time is divided by evidence into transport and
+ * congestion (the catalogue says split, or one class for all), request totals are no part,
+ * and time no stage covers is unattributed. The three component classes keep the
+ * catalogue's values, so a part that is a stage's time takes the stage's class as it is
+ * (attr_parts[], attr_split.c); the verdicts and aggregates index arrays by these. */
 enum attr_class {
-	ATTR_COMPUTE,
-	ATTR_TRANSPORT,
-	ATTR_CONGESTION,
-	ATTR_UNATTRIBUTED, /* not observable from this host, or covered by no stage */
+	ATTR_COMPUTE = CLASS_COMPUTE,
+	ATTR_TRANSPORT = CLASS_TRANSPORT,
+	ATTR_CONGESTION = CLASS_CONGESTION,
+	ATTR_UNATTRIBUTED = 3, /* not observable from this host, or covered by no stage */
 	ATTR_CLASSES,
 };
+_Static_assert((int)CLASS_COMPUTE < 3 && (int)CLASS_TRANSPORT < 3 && (int)CLASS_CONGESTION < 3,
+	       "attr_class indexes arrays: the component classes come first in TT_CLASSES");
 
 /* The components a request's latency is partitioned into. Most are stages of the
  * catalogue; tcp.retrans and tcp.rtt are split by class; three are residuals. */
@@ -87,6 +96,7 @@ enum attr_place_field {
 
 struct attr_part_info {
 	const char *stage; /* stage name in outputs ("tx.qdisc", "app.other", ...) */
+	int stage_id;      /* the catalogue's stage it is named after, -1: a residual */
 	enum attr_class class;
 	unsigned place_fine, place_coarse; /* enum attr_place_field sets */
 	const char *desc;
@@ -240,6 +250,9 @@ struct attr_group {
 	double quantile;    /* 0.99, 0.999; 0 for the median group */
 	__u64 lo_ns, hi_ns; /* latency range of the buckets taken */
 	__u64 count;
+	/* ... of which the deep tier saw whole: the parts and shares are theirs (record's
+	 * duty cycle; count without one) */
+	__u64 split_count;
 	double mean_ns;
 	double class_mean_ns[ATTR_CLASSES];
 	double part_mean_ns[ATTR_PARTS];

@@ -109,10 +109,7 @@ int cmd_explain(int argc, char **argv)
 	int r;
 
 	memset(&x, 0, sizeof(x));
-	r = session_start(&ss, "explain", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_ALIGN |
-				  OPT_BUDGET | OPT_JSON | OPT_ROLE | OPT_CUDA | OPT_TLS,
-			  COLL_REQUESTS, NULL);
+	r = session_start(&ss, TT_CMD_EXPLAIN, argc, argv, COLL_REQUESTS, NULL);
 	if (r >= 0)
 		return r;
 	r = rdma_start(&ss, &x);

@@ -58,11 +58,7 @@ int cmd_hist(int argc, char **argv)
 	struct session ss;
 	int r;
 
-	r = session_start(&ss, "hist", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_ALIGN |
-				  OPT_BUDGET | OPT_JSON | OPT_STAGE | OPT_BY | OPT_ROLE | OPT_CUDA |
-				  OPT_TLS,
-			  0, hist_features);
+	r = session_start(&ss, TT_CMD_HIST, argc, argv, 0, hist_features);
 	if (r >= 0)
 		return r;
 	session_settle(&ss);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `tailtrace probe`: what this kernel allows and which hook feeds each stage. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd/commands.h"
 #include "lib/json.h"
 #include "collect/kernel_caps.h"
+#include "collect/netdev.h"
 #include "lib/log.h"
 #include "cmd/options.h"
 #include "collect/privs.h"
@@ -41,6 +43,53 @@ static const char *const feature_names[PFEAT__MAX] = {
 	[PFEAT_SK_COOKIE] = "bpf_get_socket_cookie(sk)",
 	[PFEAT_FOR_EACH] = "bpf_for_each_map_elem",
 };
+
+/* Where tx.ring can be seen: the devices of this namespace whose driver completes what it
+ * sent (collect/netdev.h). */
+static void print_devices_text(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/sys/class/net");
+
+	if (!d)
+		return;
+	printf("\ndevices (tx.ring is seen where the driver completes transmissions):\n");
+	while ((de = readdir(d))) {
+		char drv[64];
+		bool yes;
+
+		if (de->d_name[0] == '.')
+			continue;
+		yes = netdev_tx_completes("/sys", de->d_name, drv, sizeof(drv));
+		printf("  %-16s %-12s tx.ring %s\n", de->d_name, drv,
+		       yes ? "yes" : "no (a virtual device hands packets on)");
+	}
+	closedir(d);
+}
+
+static void print_devices_json(struct json_writer *w)
+{
+	struct dirent *de;
+	DIR *d = opendir("/sys/class/net");
+
+	jw_array_begin(w, "devices");
+	while (d && (de = readdir(d))) {
+		char drv[64];
+		bool yes;
+
+		if (de->d_name[0] == '.')
+			continue;
+		yes = netdev_tx_completes("/sys", de->d_name, drv, sizeof(drv));
+		jw_object_begin(w, NULL);
+		jw_string(w, "name", de->d_name);
+		jw_string(w, "driver", drv);
+		jw_bool(w, "tx_ring", yes);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+	if (d)
+		closedir(d);
+}
 
 static void print_json(const struct kernel_caps *c, const struct rdma_support *rs)
 {
@@ -125,6 +174,7 @@ static void print_json(const struct kernel_caps *c, const struct rdma_support *r
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
+	print_devices_json(&w);
 	rdma_support__json(rs, &w); /* the "rdma" object */
 	jw_object_end(&w);
 	jw_finish(&w);
@@ -174,6 +224,7 @@ static void print_text(const struct kernel_caps *c, const struct rdma_support *r
 		       feed.available ? (feed.feeds[0] ? feed.feeds : feed.hook) : "",
 		       feed.available ? "" : "-- ", feed.available ? "" : feed.why);
 	}
+	print_devices_text();
 	printf("\n");
 	rdma_support__print(rs, stdout);
 }
@@ -186,9 +237,9 @@ int cmd_probe(int argc, char **argv)
 	char err[256];
 	int r;
 
-	r = opts_parse(&o, argc, argv, OPT_JSON, err, sizeof(err));
+	r = opts_parse(&o, argc, argv, opts_allowed(TT_CMD_PROBE), err, sizeof(err));
 	if (r == 1) {
-		cmd_print_help("probe");
+		cmd_print_help(TT_CMD_PROBE);
 		return 0;
 	}
 	log_setup(o.json, o.verbose);

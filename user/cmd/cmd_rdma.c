@@ -19,6 +19,7 @@
 #include "rdma/rdma_tracer.h"
 #include "collect/privs.h"
 #include "rdma/rdma_counters.h"
+#include "rdma/rdma_counter_table.h"
 #include "rdma/rdma_fabric.h"
 #include "rdma/rdma_resolve.h"
 #include "core/stages.h"
@@ -160,6 +161,13 @@ static void print_text(struct rdma_cmd *c, const struct view *v)
 	print_text_errors(rd, v);
 	rdma_ucx_print_text(rd, rdma_tracer__ucx(c->t), v->total, v->cnt);
 	print_text_counters(v);
+	printf("  timing        %llu of %llu signaled WRs timed; not timed: completed unseen %llu, "
+	       "ambiguous %llu, in flight now %llu; in flight at attach %llu\n",
+	       (unsigned long long)v->cnt[RC_INFLIGHT_DELETES],
+	       (unsigned long long)(v->cnt[RC_INFLIGHT_INSERTS] + v->cnt[RC_INFLIGHT_FAIL] +
+				    v->cnt[RC_WRSEQ_FAIL]),
+	       (unsigned long long)v->cnt[RC_UNSEEN], (unsigned long long)v->cnt[RC_AMBIGUOUS],
+	       (unsigned long long)rd->inflight_live, (unsigned long long)v->cnt[RC_PRE_ATTACH]);
 	printf("  loss          unmatched %llu (posted before attach %llu), in-flight evicted %llu "
 	       "aged %llu dup %llu "
 	       "fail %llu, hist fail %llu, unsignaled %llu, truncated post %llu poll %llu, "
@@ -278,6 +286,14 @@ static void json_counters(struct json_writer *w, const struct view *v)
 			jw_string(w, "class", rdma_counter_class_name(v->call.ev[i].cls));
 			jw_uint(w, "delta", v->call.ev[i].delta);
 			jw_double(w, "baseline_per_s", v->call.ev[i].baseline_per_s);
+			{
+				const struct rdma_counter_meaning *m = rdma_counter_meaning(
+					v->call.ev[i].provider, v->call.ev[i].name);
+
+				jw_string(w, "provider",
+					  rdma_provider_name(v->call.ev[i].provider));
+				jw_string(w, "means", m ? m->means : "(no row: classed by name)");
+			}
 			jw_object_end(w);
 		}
 		jw_array_end(w);
@@ -319,6 +335,10 @@ static void json_loss(struct json_writer *w, const struct rdma_read *rd, const s
 		{ "cq_event_calls", RC_CQEV_CALLS },
 		{ "cq_event_immediate", RC_CQEV_IMMEDIATE },
 		{ "pre_attach", RC_PRE_ATTACH },
+		{ "completed_unseen", RC_UNSEEN },
+		{ "ambiguous", RC_AMBIGUOUS },
+		{ "inflight_retired", RC_INFLIGHT_RETIRED },
+		{ "wrseq_update_fail", RC_WRSEQ_FAIL },
 	};
 
 	jw_object_begin(w, "loss");
@@ -328,6 +348,17 @@ static void json_loss(struct json_writer *w, const struct rdma_read *rd, const s
 	jw_uint(w, "inflight_aged", rd->inflight_aged);
 	jw_uint(w, "inflight_evicted", rd->inflight_evicted);
 	jw_uint(w, "hist_live", rd->hist_live);
+	jw_object_end(w);
+	/* what was timed of the signaled WRs posted since the post side attached */
+	jw_object_begin(w, "timing");
+	jw_uint(w, "signaled_posted",
+		v->cnt[RC_INFLIGHT_INSERTS] + v->cnt[RC_INFLIGHT_FAIL] + v->cnt[RC_WRSEQ_FAIL]);
+	jw_uint(w, "timed", v->cnt[RC_INFLIGHT_DELETES]);
+	jw_uint(w, "completed_unseen", v->cnt[RC_UNSEEN]);
+	jw_uint(w, "ambiguous", v->cnt[RC_AMBIGUOUS]);
+	jw_uint(w, "in_flight_now", rd->inflight_live);
+	jw_uint(w, "in_flight_at_attach", v->cnt[RC_PRE_ATTACH]);
+	jw_uint(w, "post_attached_ns", rd->post_attached_ns);
 	jw_object_end(w);
 }
 
@@ -347,6 +378,8 @@ static void json_targets(struct json_writer *w, const struct rdma_tracer *t)
 		snprintf(b, sizeof(b), "0x%llx", (unsigned long long)tg[i].offset);
 		jw_string(w, "offset", b);
 		jw_string(w, "how", tg[i].how);
+		jw_uint(w, "attach_begin_ns", tg[i].attach_begin_ns);
+		jw_uint(w, "attach_end_ns", tg[i].attach_end_ns);
 		jw_object_end(w);
 	}
 	jw_array_end(w);
@@ -431,11 +464,9 @@ static int rdma_cmd_parse(struct rdma_cmd *c, int argc, char **argv)
 	char err[512];
 	int r;
 
-	r = opts_parse(&c->o, argc, argv,
-		       OPT_PID | OPT_DURATION | OPT_INTERVAL | OPT_COUNT | OPT_JSON | OPT_RDMA, err,
-		       sizeof(err));
+	r = opts_parse(&c->o, argc, argv, opts_allowed(TT_CMD_RDMA), err, sizeof(err));
 	if (r == 1) {
-		cmd_print_help("rdma");
+		cmd_print_help(TT_CMD_RDMA);
 		return 0;
 	}
 	log_setup(c->o.json, c->o.verbose);

@@ -24,9 +24,6 @@
  * step. */
 #define RECORD_POLL_MS      250
 #define RECORD_POLL_HTTP_MS 50
-#define RECORD_OPTS                                                                                \
-	(OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_BUDGET | OPT_OUTPUT |          \
-	 OPT_MAX_SIZE | OPT_LISTEN | OPT_ROLE | OPT_CUDA | OPT_TLS | OPT_BY | OPT_HOST)
 
 /* Waits for the interval while consuming request events, and answering scrapes when http
  * is given (only when its serving thread did not start). Returns false when recording
@@ -135,7 +132,8 @@ int cmd_record(int argc, char **argv)
 
 	/* the output directory and the listener are the user's input: check them before any
 	 * BPF program is loaded, and create nothing when one of them is refused */
-	if (opts_parse(&ss.o, argc, argv, RECORD_OPTS, err, sizeof(err)) == 0 && !ss.o.output) {
+	if (opts_parse(&ss.o, argc, argv, opts_allowed(TT_CMD_RECORD), err, sizeof(err)) == 0 &&
+	    !ss.o.output) {
 		log_setup(ss.o.json, 0);
 		tt_error("record needs -o DIR (where the segment files go)");
 		return 2;
@@ -148,8 +146,7 @@ int cmd_record(int argc, char **argv)
 			return 2;
 		}
 	}
-	r = session_start(&ss, "record", argc, argv, RECORD_OPTS, COLL_REQUESTS | COLL_SLOW_REQS,
-			  NULL);
+	r = session_start(&ss, TT_CMD_RECORD, argc, argv, COLL_REQUESTS | COLL_SLOW_REQS, NULL);
 	if (r >= 0) {
 		http_metrics__close(http);
 		return r;

@@ -26,9 +26,17 @@
 #include "lib/clock.h"
 #include "lib/format.h"
 
-enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_PPROF, FMT_PERFETTO, FMT_OPENMETRICS };
+enum report_format {
+	FMT_TEXT,
+	FMT_JSON,
+	FMT_FOLDED,
+	FMT_SVG,
+	FMT_PPROF,
+	FMT_PERFETTO,
+	FMT_OPENMETRICS
+};
 
-static const char *const format_names[] = { "text",  "json",     "folded",
+static const char *const format_names[] = { "text",  "json",     "folded",     "svg",
 					    "pprof", "perfetto", "openmetrics" };
 
 struct window_ctx {
@@ -381,11 +389,9 @@ static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_fo
 	char err[256];
 	int r;
 
-	r = opts_parse(o, argc, argv,
-		       OPT_FROM_TO | OPT_FORMAT | OPT_OUTPUT | OPT_JSON | OPT_BY_HOST, err,
-		       sizeof(err));
+	r = opts_parse(o, argc, argv, opts_allowed(TT_CMD_REPORT), err, sizeof(err));
 	if (r == 1) {
-		cmd_print_help("report");
+		cmd_print_help(TT_CMD_REPORT);
 		return 0;
 	}
 	log_setup(o->json, o->verbose);
@@ -407,7 +413,7 @@ static int report_parse(struct tt_opts *o, int argc, char **argv, enum report_fo
 			if (!strcmp(o->format, format_names[i]))
 				break;
 		if (i == ARRAY_SIZE(format_names)) {
-			tt_error("unknown --format '%s' (text, json, folded, pprof, perfetto, "
+			tt_error("unknown --format '%s' (text, json, folded, svg, pprof, perfetto, "
 				 "openmetrics)",
 				 o->format);
 			return 2;
@@ -448,6 +454,8 @@ static int report_write(FILE *out, enum report_format fmt, const struct window_c
 		return report_print_json(out, &w->merged, source, w->intervals);
 	case FMT_FOLDED:
 		return export_folded(out, &w->merged);
+	case FMT_SVG:
+		return export_svg(out, &w->merged);
 	case FMT_PPROF:
 		return export_pprof(out, &w->merged);
 	case FMT_PERFETTO:

@@ -119,10 +119,7 @@ int cmd_top(int argc, char **argv)
 	struct session ss;
 	int r;
 
-	r = session_start(&ss, "top", argc, argv,
-			  OPT_FILTERS | OPT_RDMA | OPT_DURATION | OPT_INTERVAL | OPT_ALIGN |
-				  OPT_BUDGET | OPT_BY | OPT_COUNT,
-			  0, NULL);
+	r = session_start(&ss, TT_CMD_TOP, argc, argv, 0, NULL);
 	if (r >= 0)
 		return r;
 	session_settle(&ss);

@@ -4,11 +4,15 @@
 #ifndef TT_COMMANDS_H
 #define TT_COMMANDS_H
 
+#include "cmd/option_table.h"
+
 struct tt_cmd {
-	const char *name;
+	enum tt_cmd_id id;
 	int (*run)(int argc, char **argv);
 	const char *summary;
-	const char *usage; /* options and examples, shown by `tailtrace CMD --help` */
+	/* `tailtrace CMD --help` but the options (from the option table): the synopsis, the
+	 * description, then "Examples:" */
+	const char *usage;
 };
 
 int cmd_probe(int argc, char **argv);
@@ -20,6 +24,6 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 /* `tailtrace CMD --help` text for a command, printed by each command on -h. */
-void cmd_print_help(const char *name);
+void cmd_print_help(enum tt_cmd_id cmd);
 
 #endif

@@ -3,12 +3,14 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmd/commands.h"
+#include "cmd/options.h"
 #include "version.h" /* generated: $(BUILD)/version.h */
 #include "lib/util.h"
 
-/* Only implemented commands are listed here, and so in --help. */
+/* Each command of TT_COMMANDS (cmd/option_table.h); the options part of its --help comes
+ * from the option table, between the description and the examples. */
 static const struct tt_cmd cmds[] = {
-	{ "probe", cmd_probe, "show what this kernel allows and which hook feeds each stage",
+	{ TT_CMD_PROBE, cmd_probe, "show what this kernel allows and which hook feeds each stage",
 	  "Usage: tailtrace probe [-j] [-v]\n"
 	  "\n"
 	  "Loads a minimal BPF program of each kind (tp_btf, raw_tp, tracepoint, kprobe,\n"
@@ -16,13 +18,10 @@ static const struct tt_cmd cmds[] = {
 	  "with the errno of those that do not, the tracepoints the stages need, and for\n"
 	  "each stage the hook that will feed it.\n"
 	  "\n"
-	  "  -j, --json     JSON output (keys documented in docs/kernel-support.md)\n"
-	  "  -v, --verbose  libbpf messages on stderr (-vv for debug)\n"
-	  "\n"
 	  "Examples:\n"
 	  "  tailtrace probe\n"
 	  "  tailtrace probe -j | python3 -m json.tool\n" },
-	{ "hist", cmd_hist, "per-stage latency histograms of TCP traffic (p50 ... p99.9)",
+	{ TT_CMD_HIST, cmd_hist, "per-stage latency histograms of TCP traffic (p50 ... p99.9)",
 	  "Usage: tailtrace hist [filters] [-d SEC] [-i SEC [--align]] [--stage NAME ...]\n"
 	  "                      [--by KEY] [-j]\n"
 	  "\n"
@@ -30,32 +29,11 @@ static const struct tt_cmd cmds[] = {
 	  "prints count, mean, p50, p90, p99, p99.9 and max per stage and group, with a bucket\n"
 	  "chart, retransmissions, drops by reason, and what tailtrace lost or evicted.\n"
 	  "\n"
-	  "  -p, --pid PID       only sockets used by this process\n"
-	  "      --comm NAME     only sockets used by processes with this name\n"
-	  "      --cgroup PATH   only sockets of this cgroup v2 (and below)\n"
-	  "      --port N        local or remote port (repeatable, up to 8)\n"
-	  "      --dev IFNAME    also time every packet crossing this device ([NETNS/]IFNAME)\n"
-	  "  -d, --duration SEC  stop after SEC seconds (default: Ctrl-C)\n"
-	  "  -i, --interval SEC  print every SEC seconds (per-interval numbers)\n"
-	  "      --align         end intervals at multiples of SEC on the wall clock (UTC), so\n"
-	  "                      that instances and hosts report the same spans\n"
-	  "      --stage NAME    only these stages (repeatable; see docs/stages.md)\n"
-	  "      --by KEY        group by port, raddr, comm, cgroup, pod or none (default);\n"
-	  "                      pod: the Kubernetes pod and container of the cgroup\n"
-	  "      --role ROLE     server, client or auto (request stages)\n"
-	  "      --cuda          with --stage gpu.wait: off-CPU time inside libcuda syncs\n"
-	  "      --tls-uprobes   with --stage req.*: TLS connections' framing from uprobes on\n"
-	  "                      libssl's SSL_write/SSL_read (the -p process's, else the host's)\n"
-	  "      --budget PCT    keep tailtrace's cost (its programs + its CPU) within PCT % of\n"
-	  "                      one CPU by tracing a share of the flows (default: all flows)\n"
-	  "  -j, --json          one JSON object per interval (keys in docs/stages.md)\n"
-	  "  -v, --verbose       libbpf messages\n"
-	  "\n"
 	  "Examples:\n"
 	  "  tailtrace hist --port 8000 -d 10\n"
 	  "  tailtrace hist --port 8000 --by raddr --stage tx.qdisc --stage tcp.rtt -i 5\n"
 	  "  tailtrace hist --dev eth0 --stage tx.qdisc -d 30 -j\n" },
-	{ "explain", cmd_explain,
+	{ TT_CMD_EXPLAIN, cmd_explain,
 	  "why the tail is slow: compute, transport or congestion, and where",
 	  "Usage: tailtrace explain [filters] [-d SEC] [-i SEC [--align]]\n"
 	  "                         [--role server|client|auto] [--cuda] [--tls-uprobes]\n"
@@ -67,30 +45,11 @@ static const struct tt_cmd cmds[] = {
 	  "or congestion, and compares the p99 (and p99.9) requests with the median ones:\n"
 	  "verdict first, then the evidence, then the numbers. docs/attribution.md defines it.\n"
 	  "\n"
-	  "  -p, --pid PID / --comm NAME / --cgroup PATH / --port N / --dev IFNAME   filters\n"
-	  "  -d, --duration SEC  trace for SEC seconds (default: until Ctrl-C)\n"
-	  "  -i, --interval SEC  a report every SEC seconds\n"
-	  "      --align         end intervals at multiples of SEC on the wall clock (UTC)\n"
-	  "      --role ROLE     analyse server sockets, client sockets, or auto (default)\n"
-	  "      --cuda          label off-CPU time inside libcuda cu*Synchronize as gpu.wait\n"
-	  "                      (libcuda.so.1 from the usual paths or $TAILTRACE_LIBCUDA)\n"
-	  "      --tls-uprobes   see the HTTP/1.1 and HTTP/2 framing inside TLS connections:\n"
-	  "                      uprobes on OpenSSL's SSL_write/SSL_read(_ex) in the libssl\n"
-	  "                      the -p process maps, else the system's ($TAILTRACE_LIBSSL);\n"
-	  "                      without it TLS requests are exchanges\n"
-	  "      --rdma          also judge the RDMA transfers (verbs work requests, UCX\n"
-	  "                      operations) of the -p process, or of every process: tail or\n"
-	  "                      none, then congestion, transport, compute or unattributed\n"
-	  "                      from fabric counters, failed completions and waiter wake-ups\n"
-	  "      --rdma-full, --rdma-probe SPEC, --sysfs-root DIR, --debug-dir DIR\n"
-	  "                      as for 'tailtrace rdma' (docs/rdma.md)\n"
-	  "  -j, --json          JSON report (keys in docs/attribution.md)\n"
-	  "\n"
 	  "Examples:\n"
 	  "  tailtrace explain --port 8000 -d 30\n"
 	  "  tailtrace explain --comm vllm --role server -d 60 -j\n"
 	  "  tailtrace explain --rdma -p $(pgrep -n nixl_worker) -i 5\n" },
-	{ "top", cmd_top, "a refreshing per-group table of the main stages' p50/p99",
+	{ TT_CMD_TOP, cmd_top, "a refreshing per-group table of the main stages' p50/p99",
 	  "Usage: tailtrace top [filters] [-i SEC] [--align] [--count N] [-d SEC] [--by KEY]\n"
 	  "\n"
 	  "Every interval (default 1 s; --align: ending on the wall clock's multiples of it) a\n"
@@ -102,11 +61,11 @@ static const struct tt_cmd cmds[] = {
 	  "Examples:\n"
 	  "  tailtrace top --port 8000 --by raddr\n"
 	  "  tailtrace top --comm vllm --by port -i 5 --count 12 > top.log\n" },
-	{ "record", cmd_record, "always-on profiling into rotating segment files (see report)",
+	{ TT_CMD_RECORD, cmd_record, "always-on profiling into rotating segment files (see report)",
 	  "Usage: tailtrace record -o DIR [-i SEC] [--max-size SIZE] [--listen ADDR:PORT] "
 	  "[filters]\n"
 	  "                        [--host NAME] [-d SEC] [--by KEY] [--role ROLE] [--cuda]\n"
-	  "                        [--tls-uprobes]\n"
+	  "                        [--tls-uprobes] [--deep always|off|PCT%]\n"
 	  "\n"
 	  "Every interval appends a snapshot (stage histograms per group, the attribution\n"
 	  "aggregate, counters, tailtrace's own CPU and memory, losses) and the slow requests\n"
@@ -114,24 +73,12 @@ static const struct tt_cmd cmds[] = {
 	  "Old segments are deleted to stay under --max-size. kill -9 loses at most the frame\n"
 	  "being written. Read them back with `tailtrace report`.\n"
 	  "\n"
-	  "  -o, --output DIR      segment directory (created 0700)\n"
-	  "  -i, --interval SEC    snapshot period (default 10)\n"
-	  "      --max-size SIZE   bound on the directory's segments (default 256M)\n"
-	  "      --listen ADDR:PORT  also serve OpenMetrics at GET /metrics (default host\n"
-	  "                        127.0.0.1; any other address only when given)\n"
-	  "      --host NAME       the host name segments and metrics (label host) carry\n"
-	  "                        (default: the node name, uname -n)\n"
-	  "  -d, --duration SEC    stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
-	  "      --budget PCT      cost (programs + own CPU) within PCT % of one CPU, by\n"
-	  "                        tracing a share of the flows (default: none)\n"
-	  "      --tls-uprobes     TLS connections' framing from libssl (as for explain)\n"
-	  "\n"
 	  "Examples:\n"
 	  "  tailtrace record -o /var/lib/tailtrace --port 8000 --max-size 1G\n"
 	  "  tailtrace record -o /tmp/tt -i 5 --listen 127.0.0.1:9464\n" },
-	{ "report", cmd_report, "explain or export a recorded time window (record's segments)",
+	{ TT_CMD_REPORT, cmd_report, "explain or export a recorded time window (record's segments)",
 	  "Usage: tailtrace report DIR|FILE... [--from TIME] [--to TIME] [--by host]\n"
-	  "                        [--format text|json|folded|pprof|perfetto|openmetrics]\n"
+	  "                        [--format text|json|folded|svg|pprof|perfetto|openmetrics]\n"
 	  "                        [-o OUT] [-j] [-v]\n"
 	  "\n"
 	  "Merges the intervals `tailtrace record` wrote whose midpoint lies in\n"
@@ -145,27 +92,19 @@ static const struct tt_cmd cmds[] = {
 	  "p50 and p99 per host and over the fleet (all hosts' events merged), gives each\n"
 	  "host's verdict, then each host's own report (text and json only).\n"
 	  "\n"
-	  "  --from, --to TIME  RFC 3339 (2024-05-01T12:00:00Z), 'YYYY-MM-DD HH:MM[:SS]'\n"
-	  "                     local time, unix seconds, or relative to now (-10m, -2h, now)\n"
-	  "  --format FMT       text (default), json, folded (flame graph stacks, ns),\n"
-	  "                     pprof (gzip profile.proto), perfetto (trace-event JSON of\n"
-	  "                     the slow requests), openmetrics (text exposition)\n"
-	  "  --by host          only the comparison of the hosts (also for one host)\n"
-	  "  -o, --output OUT   write to OUT instead of standard output\n"
-	  "  -j, --json         same as --format json\n"
-	  "\n"
 	  "Examples:\n"
 	  "  tailtrace report /var/lib/tailtrace --from -10m\n"
 	  "  tailtrace report node1/ node2/ node3/ --from -1h --by host\n"
 	  "  tailtrace report /var/lib/tailtrace --from '2024-05-01 12:00' --to '2024-05-01 12:30' "
 	  "-j\n"
+	  "  tailtrace report rec/ --format svg -o tail.svg   # open in a browser\n"
 	  "  tailtrace report rec/ --format folded | flamegraph.pl > tail.svg\n"
 	  "  tailtrace report rec/ --format pprof -o tail.pb.gz && go tool pprof -http=: "
 	  "tail.pb.gz\n"
 	  "  tailtrace report rec/ --format perfetto -o slow.json   # open in ui.perfetto.dev\n"
 	  "  tailtrace report rec/ --format openmetrics -o w.om &&\n"
 	  "    promtool tsdb create-blocks-from openmetrics w.om ./data\n" },
-	{ "rdma", cmd_rdma, "RDMA verbs work-request latency, CQ wake-ups, fabric counters",
+	{ TT_CMD_RDMA, cmd_rdma, "RDMA verbs work-request latency, CQ wake-ups, fabric counters",
 	  "Usage: tailtrace rdma [-p PID] [--rdma-probe SPEC]... [--rdma-full]\n"
 	  "                      [--sysfs-root DIR] [--debug-dir DIR] [-d SEC] [-i SEC]\n"
 	  "                      [--count N] [-j] [-v]\n"
@@ -178,22 +117,6 @@ static const struct tt_cmd cmds[] = {
 	  "found in debug files by build-id or .gnu_debugdata, by symbol, from a live\n"
 	  "ibv_context's ops table, or from --rdma-probe\n"
 	  "(docs/rdma.md). The poll side is traced 200 ms of every second unless --rdma-full.\n"
-	  "\n"
-	  "  -p, --pid PID         trace one process (default: every process using verbs)\n"
-	  "  --rdma-probe SPEC     [ROLE=]LIB:SYMBOL or ROLE=LIB:0xOFFSET (file offset);\n"
-	  "                        ROLE is post_send, post_recv or poll_cq (repeatable)\n"
-	  "  --rdma-full           trace every poll call (more overhead, no sampling bias)\n"
-	  "  --rdma-host-wide      data-path probes in every process mapping the provider, not\n"
-	  "                        only the traced ones (docs/security.md: read its warning)\n"
-	  "  --sysfs-root DIR      read counters from DIR/sys/class/infiniband and\n"
-	  "                        DIR/ethtool/<netdev> instead of the live system\n"
-	  "  --debug-dir DIR       debug files by build-id under DIR/.build-id/\n"
-	  "                        (default /usr/lib/debug, inside the process's root first)\n"
-	  "  -d, --duration SEC    stop after SEC seconds (default: Ctrl-C or the pid exits)\n"
-	  "  -i, --interval SEC    print a report every SEC seconds, then the total\n"
-	  "  --count N             stop after N intervals\n"
-	  "  -j, --json            one JSON object per report (docs/rdma.md)\n"
-	  "  -v, --verbose         libbpf messages\n"
 	  "\n"
 	  "Examples:\n"
 	  "  tailtrace rdma -p $(pgrep -n vllm) -i 1\n"
@@ -212,18 +135,31 @@ static void usage(FILE *f)
 		   "Where is the tail of my inference traffic slow, and why?\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+		fprintf(f, "  %-9s %s\n", opts_cmd_name(cmds[i].id), cmds[i].summary);
 	fprintf(f,
 		"\nCommon options: -p/--pid PID, --comm NAME, --cgroup PATH, --port N\n"
 		"(repeatable, local or remote), --dev IFNAME, -d/--duration SEC,\n"
 		"-i/--interval SEC, -j/--json, -v/--verbose. Needs root (CAP_BPF, CAP_PERFMON).\n");
 }
 
-void cmd_print_help(const char *name)
+_Static_assert(ARRAY_SIZE(cmds) == TT_NCMDS, "a command of TT_COMMANDS without its row");
+
+void cmd_print_help(enum tt_cmd_id cmd)
 {
+	const char *usage = "", *ex;
+
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (!strcmp(cmds[i].name, name))
-			fputs(cmds[i].usage, stdout);
+		if (cmds[i].id == cmd)
+			usage = cmds[i].usage;
+	/* the description ends with a blank line before "Examples:" */
+	ex = strstr(usage, "\nExamples:\n");
+	if (!ex)
+		ex = usage + strlen(usage);
+	fwrite(usage, 1, (size_t)(ex - usage), stdout);
+	fputs("\n", stdout);
+	opts_print_help(stdout, cmd);
+	if (*ex)
+		fputs(ex, stdout);
 }
 
 int main(int argc, char **argv)
@@ -242,7 +178,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (!strcmp(cmds[i].name, argv[1]))
+		if (!strcmp(opts_cmd_name(cmds[i].id), argv[1]))
 			return cmds[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "tailtrace: error: unknown command '%s' (see 'tailtrace --help')\n",
 		argv[1]);

@@ -11,128 +11,46 @@
 #include "cmd/options.h"
 #include "core/stages.h"
 
-enum {
-	LO_COMM = 256,
-	LO_CGROUP,
-	LO_PORT,
-	LO_DEV,
-	LO_STAGE,
-	LO_BY,
-	LO_ROLE,
-	LO_CUDA,
-	LO_TLS_UPROBES,
-	LO_MAX_SIZE,
-	LO_LISTEN,
-	LO_FROM,
-	LO_TO,
-	LO_FORMAT,
-	LO_RDMA_PROBE,
-	LO_SYSFS_ROOT,
-	LO_DEBUG_DIR,
-	LO_RDMA_FULL,
-	LO_RDMA_HOST_WIDE,
-	LO_COUNT,
-	LO_RDMA,
-	LO_BUDGET,
-	LO_HOST,
-	LO_ALIGN
-};
+/* getopt_long's code of a long-only option: past every character */
+#define LONG_ONLY 256
 
 static const struct option long_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "comm", required_argument, NULL, LO_COMM },
-	{ "cgroup", required_argument, NULL, LO_CGROUP },
-	{ "port", required_argument, NULL, LO_PORT },
-	{ "dev", required_argument, NULL, LO_DEV },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "count", required_argument, NULL, LO_COUNT },
-	{ "json", no_argument, NULL, 'j' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "stage", required_argument, NULL, LO_STAGE },
-	{ "by", required_argument, NULL, LO_BY },
-	{ "role", required_argument, NULL, LO_ROLE },
-	{ "cuda", no_argument, NULL, LO_CUDA },
-	{ "tls-uprobes", no_argument, NULL, LO_TLS_UPROBES },
-	{ "output", required_argument, NULL, 'o' },
-	{ "max-size", required_argument, NULL, LO_MAX_SIZE },
-	{ "listen", required_argument, NULL, LO_LISTEN },
-	{ "from", required_argument, NULL, LO_FROM },
-	{ "to", required_argument, NULL, LO_TO },
-	{ "format", required_argument, NULL, LO_FORMAT },
-	{ "rdma-probe", required_argument, NULL, LO_RDMA_PROBE },
-	{ "sysfs-root", required_argument, NULL, LO_SYSFS_ROOT },
-	{ "debug-dir", required_argument, NULL, LO_DEBUG_DIR },
-	{ "rdma-full", no_argument, NULL, LO_RDMA_FULL },
-	{ "rdma-host-wide", no_argument, NULL, LO_RDMA_HOST_WIDE },
-	{ "rdma", no_argument, NULL, LO_RDMA },
-	{ "budget", required_argument, NULL, LO_BUDGET },
-	{ "host", required_argument, NULL, LO_HOST },
-	{ "align", no_argument, NULL, LO_ALIGN },
-	{ 0 },
+#define X(id, name, letter, value, cmds, help)                                                     \
+	{ name, value ? required_argument : no_argument, NULL,                                     \
+	  letter ? letter : LONG_ONLY + OI_##id },
+	TT_OPTIONS(X)
+#undef X
+		{ 0 },
 };
 
-static const char shortopts[] = ":p:d:i:jvho:";
+/* ':' first (a missing value is ':', not '?'), then each short letter, with ':' when it
+ * takes a value */
+static char shortopts[2 + 2 * TT_NOPTIONS];
 
-static unsigned int opt_bit(int c)
+static void shortopts_fill(void)
 {
-	switch (c) {
-	case 'p':
-		return OPT_PID;
-	case LO_COMM:
-		return OPT_COMM;
-	case LO_CGROUP:
-		return OPT_CGROUP;
-	case LO_PORT:
-		return OPT_PORT;
-	case LO_DEV:
-		return OPT_DEV;
-	case 'd':
-		return OPT_DURATION;
-	case 'i':
-		return OPT_INTERVAL;
-	case LO_COUNT:
-		return OPT_COUNT;
-	case LO_BUDGET:
-		return OPT_BUDGET;
-	case LO_HOST:
-		return OPT_HOST;
-	case LO_ALIGN:
-		return OPT_ALIGN;
-	case 'j':
-		return OPT_JSON;
-	case LO_STAGE:
-		return OPT_STAGE;
-	case LO_BY:
-		return OPT_BY;
-	case LO_ROLE:
-		return OPT_ROLE;
-	case LO_CUDA:
-		return OPT_CUDA;
-	case LO_TLS_UPROBES:
-		return OPT_TLS;
-	case 'o':
-		return OPT_OUTPUT;
-	case LO_MAX_SIZE:
-		return OPT_MAX_SIZE;
-	case LO_LISTEN:
-		return OPT_LISTEN;
-	case LO_FROM:
-	case LO_TO:
-		return OPT_FROM_TO;
-	case LO_FORMAT:
-		return OPT_FORMAT;
-	case LO_RDMA_PROBE:
-	case LO_SYSFS_ROOT:
-	case LO_DEBUG_DIR:
-	case LO_RDMA_FULL:
-	case LO_RDMA_HOST_WIDE:
-	case LO_RDMA:
-		return OPT_RDMA;
-	default:
-		return 0; /* -v and -h are always accepted */
+	char *p = shortopts;
+
+	*p++ = ':';
+	for (int i = 0; i < TT_NOPTIONS; i++) {
+		if (long_opts[i].val >= LONG_ONLY)
+			continue;
+		*p++ = (char)long_opts[i].val;
+		if (long_opts[i].has_arg == required_argument)
+			*p++ = ':';
 	}
+	*p = '\0';
+}
+
+/* The table row of what getopt_long returned: idx for a long option, else the letter's. */
+static int opt_index(int c, int idx)
+{
+	if (idx >= 0)
+		return idx;
+	for (int i = 0; i < TT_NOPTIONS; i++)
+		if (long_opts[i].val == c)
+			return i;
+	return -1;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -245,34 +163,34 @@ static int getopt_error(int c, char **argv, char *err, size_t errlen)
 }
 
 /* What to trace: -p, --comm, --cgroup, --port, --dev. */
-static int set_filter_opt(struct tt_opts *o, int c, const char *arg, char *err, size_t errlen)
+static int set_filter_opt(struct tt_opts *o, int id, const char *arg, char *err, size_t errlen)
 {
 	unsigned long ul;
 
-	switch (c) {
-	case 'p':
+	switch (id) {
+	case OI_PID:
 		if (parse_ulong(arg, 4194304, &ul) || !ul)
 			return fail(err, errlen, "invalid pid '%s'", arg);
 		o->pid = (__u32)ul;
 		break;
-	case LO_COMM:
+	case OI_COMM:
 		if (!*arg || strlen(arg) > 15)
 			return fail(err, errlen, "invalid comm '%s' (1 to 15 characters)", arg);
 		strcpy(o->comm, arg);
 		break;
-	case LO_CGROUP:
+	case OI_CGROUP:
 		if (!*arg || strlen(arg) >= sizeof(o->cgroup_path))
 			return fail(err, errlen, "invalid cgroup path");
 		strcpy(o->cgroup_path, arg);
 		break;
-	case LO_PORT:
+	case OI_PORT:
 		if (parse_ulong(arg, 65535, &ul) || !ul)
 			return fail(err, errlen, "invalid port '%s' (1-65535)", arg);
 		if (o->nports == TT_MAX_PORTS)
 			return fail(err, errlen, "at most %d --port options", TT_MAX_PORTS);
 		o->ports[o->nports++] = (__u16)ul;
 		break;
-	case LO_DEV:
+	case OI_DEV:
 		/* IFNAME (15 characters at most) or NETNS/IFNAME */
 		if (!*arg || strlen(arg) >= sizeof(o->devs[0]) ||
 		    strlen(strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg) > 15)
@@ -286,28 +204,28 @@ static int set_filter_opt(struct tt_opts *o, int c, const char *arg, char *err, 
 }
 
 /* How long and what to show: -d, -i, --count, --stage, --by, --role. */
-static int set_view_opt(struct tt_opts *o, int c, const char *arg, char *err, size_t errlen)
+static int set_view_opt(struct tt_opts *o, int id, const char *arg, char *err, size_t errlen)
 {
 	unsigned long ul;
 	int r;
 
-	switch (c) {
-	case 'd':
+	switch (id) {
+	case OI_DURATION:
 		if (parse_seconds(arg, &o->duration_s))
 			return fail(err, errlen, "invalid duration '%s' (seconds, 0.001 to 1e7)",
 				    arg);
 		break;
-	case 'i':
+	case OI_INTERVAL:
 		if (parse_seconds(arg, &o->interval_s))
 			return fail(err, errlen, "invalid interval '%s' (seconds, 0.001 to 1e7)",
 				    arg);
 		break;
-	case LO_COUNT:
+	case OI_COUNT:
 		if (parse_ulong(arg, 1000000000, &ul) || !ul)
 			return fail(err, errlen, "invalid count '%s'", arg);
 		o->count = (long)ul;
 		break;
-	case LO_STAGE:
+	case OI_STAGE:
 		r = stage_by_name(arg);
 		if (r < 0)
 			return fail(err, errlen, "unknown stage '%s' (see docs/stages.md)", arg);
@@ -315,7 +233,7 @@ static int set_view_opt(struct tt_opts *o, int c, const char *arg, char *err, si
 			return fail(err, errlen, "too many --stage options");
 		o->stages[o->nstages++] = r;
 		break;
-	case LO_BY:
+	case OI_BY:
 		if (!strcmp(arg, "host")) {
 			o->by_host = true;
 			break;
@@ -327,7 +245,7 @@ static int set_view_opt(struct tt_opts *o, int c, const char *arg, char *err, si
 				    arg);
 		o->by = r;
 		break;
-	case LO_ROLE:
+	case OI_ROLE:
 		if (!strcmp(arg, "server"))
 			o->role = ROLE_SERVER;
 		else if (!strcmp(arg, "client"))
@@ -343,39 +261,39 @@ static int set_view_opt(struct tt_opts *o, int c, const char *arg, char *err, si
 
 /* Where results go and where they come from: -o, --max-size, --listen, --from, --to,
  * --format, --rdma-probe, --sysfs-root, --debug-dir. */
-static int set_io_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen)
+static int set_io_opt(struct tt_opts *o, int id, char *arg, char *err, size_t errlen)
 {
-	switch (c) {
-	case 'o':
+	switch (id) {
+	case OI_OUTPUT:
 		if (!*arg)
 			return fail(err, errlen, "empty output path");
 		o->output = arg;
 		break;
-	case LO_MAX_SIZE:
+	case OI_MAX_SIZE:
 		if (parse_size(arg, &o->max_size))
 			return fail(err, errlen, "invalid size '%s' (e.g. 64M, 1G)", arg);
 		break;
-	case LO_LISTEN:
+	case OI_LISTEN:
 		o->listen = arg;
 		break;
-	case LO_FROM:
+	case OI_FROM:
 		o->from = arg;
 		break;
-	case LO_TO:
+	case OI_TO:
 		o->to = arg;
 		break;
-	case LO_FORMAT:
+	case OI_FORMAT:
 		o->format = arg;
 		break;
-	case LO_RDMA_PROBE:
+	case OI_RDMA_PROBE:
 		if (o->nrdma_probes == 8)
 			return fail(err, errlen, "at most 8 --rdma-probe options");
 		o->rdma_probes[o->nrdma_probes++] = arg;
 		break;
-	case LO_SYSFS_ROOT:
+	case OI_SYSFS_ROOT:
 		o->sysfs_root = arg;
 		break;
-	case LO_HOST:
+	case OI_HOST:
 		if (!*arg || strlen(arg) > TT_HOST_NAME_MAX)
 			return fail(err, errlen, "invalid --host: 1 to %d characters",
 				    TT_HOST_NAME_MAX);
@@ -386,11 +304,14 @@ static int set_io_opt(struct tt_opts *o, int c, char *arg, char *err, size_t err
 					    arg);
 		o->host = arg;
 		break;
-	case LO_DEBUG_DIR:
+	case OI_DEBUG_DIR:
 		if (!*arg)
 			return fail(err, errlen, "empty --debug-dir");
 		o->debug_dir = arg;
 		break;
+	default:
+		/* a row of the option table without its case here */
+		return fail(err, errlen, "option '%s' is not handled", long_opts[id].name);
 	}
 	return 0;
 }
@@ -414,58 +335,86 @@ static int set_budget(struct tt_opts *o, const char *arg, char *err, size_t errl
 	return 0;
 }
 
-/* One option into o: 1 for -h, 0 when taken, or -EINVAL with err set. */
-static int set_opt(struct tt_opts *o, int c, char *arg, char *err, size_t errlen)
+/* --deep always|off|PCT%: the share of the time the deep tier runs. */
+static int set_deep(struct tt_opts *o, const char *arg, char *err, size_t errlen)
 {
-	switch (c) {
-	case 'h':
+	char *end;
+	double v;
+
+	if (!strcmp(arg, "always")) {
+		o->deep_duty = 1;
+		return 0;
+	}
+	if (!strcmp(arg, "off")) {
+		o->deep_duty = 0;
+		return 0;
+	}
+	errno = 0;
+	v = strtod(arg, &end);
+	if (*end == '%')
+		end++;
+	if (errno || end == arg || *end || !(v > 0 && v <= 100))
+		return fail(err, errlen,
+			    "invalid --deep '%s' (always, off, or the percent of the time, e.g. "
+			    "10%%)",
+			    arg);
+	o->deep_duty = v / 100;
+	return 0;
+}
+
+/* One option into o: 1 for -h, 0 when taken, or -EINVAL with err set. */
+static int set_opt(struct tt_opts *o, int id, char *arg, char *err, size_t errlen)
+{
+	switch (id) {
+	case OI_HELP:
 		return 1;
-	case 'v':
+	case OI_VERBOSE:
 		o->verbose++;
 		return 0;
-	case 'j':
+	case OI_JSON:
 		o->json = true;
 		return 0;
-	case LO_TLS_UPROBES:
+	case OI_TLS:
 		o->tls_uprobes = true;
 		return 0;
-	case LO_CUDA:
+	case OI_CUDA:
 		o->cuda = true;
 		return 0;
-	case LO_RDMA_FULL:
+	case OI_RDMA_FULL:
 		o->rdma_full = true;
 		return 0;
-	case LO_RDMA_HOST_WIDE:
+	case OI_RDMA_HOST_WIDE:
 		o->rdma_host_wide = true;
 		return 0;
-	case LO_RDMA:
+	case OI_RDMA_ON:
 		o->rdma = true;
 		return 0;
-	case LO_ALIGN:
+	case OI_ALIGN:
 		o->align = true;
 		return 0;
-	case 'p':
-	case LO_COMM:
-	case LO_CGROUP:
-	case LO_PORT:
-	case LO_DEV:
-		return set_filter_opt(o, c, arg, err, errlen);
-	case 'd':
-	case 'i':
-	case LO_COUNT:
-	case LO_STAGE:
-	case LO_BY:
-	case LO_ROLE:
-		return set_view_opt(o, c, arg, err, errlen);
-	case LO_BUDGET:
+	case OI_PID:
+	case OI_COMM:
+	case OI_CGROUP:
+	case OI_PORT:
+	case OI_DEV:
+		return set_filter_opt(o, id, arg, err, errlen);
+	case OI_DURATION:
+	case OI_INTERVAL:
+	case OI_COUNT:
+	case OI_STAGE:
+	case OI_BY:
+	case OI_ROLE:
+		return set_view_opt(o, id, arg, err, errlen);
+	case OI_BUDGET:
 		return set_budget(o, arg, err, errlen);
+	case OI_DEEP:
+		return set_deep(o, arg, err, errlen);
 	default:
-		return set_io_opt(o, c, arg, err, errlen);
+		return set_io_opt(o, id, arg, err, errlen);
 	}
 }
 
-int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, char *err,
-	       size_t errlen)
+int opts_parse(struct tt_opts *o, int argc, char **argv, __u64 allowed, char *err, size_t errlen)
 {
 	int c, r, idx;
 	char name[32];
@@ -473,19 +422,27 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 	memset(o, 0, sizeof(*o));
 	o->by = GROUP_NONE;
 	o->budget_pct = -1;
+	o->deep_duty = -1;
 	/* 0, not 1: glibc then also forgets the previous argv (permutation, cluster position) */
 	optind = 0;
 	opterr = 0;
+	if (!shortopts[0])
+		shortopts_fill();
+	allowed |= OPT_ALWAYS;
 	while ((idx = -1, c = getopt_long(argc, argv, shortopts, long_opts, &idx)) != -1) {
-		unsigned int bit = opt_bit(c);
-
-		/* --by host compares the hosts of a report; the other keys group traffic */
-		if (c == LO_BY && optarg && !strcmp(optarg, "host"))
-			bit = OPT_BY_HOST;
+		__u64 bit;
+		int id;
 
 		r = getopt_error(c, argv, err, errlen);
 		if (r)
 			return r;
+		id = opt_index(c, idx);
+		if (id < 0)
+			return fail(err, errlen, "unknown option '%s'", argv[optind - 1]);
+		bit = 1ULL << id;
+		/* --by host compares the hosts of a report; the other keys group traffic */
+		if (id == OI_BY && optarg && !strcmp(optarg, "host"))
+			bit = OPT_BY_HOST;
 		/* argv[optind - 1] would be the value of an option given as two words */
 		if (idx >= 0)
 			snprintf(name, sizeof(name), "--%s", long_opts[idx].name);
@@ -496,11 +453,11 @@ int opts_parse(struct tt_opts *o, int argc, char **argv, unsigned int allowed, c
 				    "--by host does not apply to '%s' (report compares recorded "
 				    "hosts with it)",
 				    argv[0]);
-		if (bit && !(allowed & bit))
+		if (!(allowed & bit))
 			return fail(err, errlen, "option '%s' does not apply to '%s'", name,
 				    argv[0]);
-		o->seen |= bit;
-		r = set_opt(o, c, optarg, err, errlen);
+		o->seen |= bit & ~OPT_ALWAYS;
+		r = set_opt(o, id, optarg, err, errlen);
 		if (r)
 			return r;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The rdma.ucx part of `tailtrace rdma`'s reports: UCP operation latency per process,
- * endpoint and operation, failures by status, and what the UCX hooks counted. */
+/* The UCX part of `tailtrace rdma`'s reports: UCP operation latency (rdma.ucx_op) and
+ * round trips (rdma.ucx_rtt) per process, endpoint and operation, failures by status,
+ * and what the UCX hooks counted. */
 #ifndef TT_CMD_RDMA_UCX_REPORT_H
 #define TT_CMD_RDMA_UCX_REPORT_H
 

@@ -9,6 +9,7 @@
 #include <linux/capability.h>
 #include "cmd/commands.h"
 #include "lib/log.h"
+#include "collect/deep_plan.h"
 #include "collect/privs.h"
 #include "rdma/rdma_tracer.h"
 #include "collect/self_prio.h"
@@ -22,19 +23,51 @@ static bool ring_backlog(void *coll, __u64 *used, __u64 *size)
 	return collector__backlog(coll, used, size);
 }
 
+/* The options into the collector's configuration. The deep tier runs all the time for
+ * the looks on demand (hist, explain, top), a share of it for record, which runs always
+ * (--deep says otherwise). */
+static void collector_config_of(const struct tt_opts *o, enum tt_cmd_id cmd, unsigned int features,
+				struct collector_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->features = features;
+	cfg->pid = o->pid;
+	memcpy(cfg->comm, o->comm, sizeof(cfg->comm));
+	memcpy(cfg->cgroup_path, o->cgroup_path, sizeof(cfg->cgroup_path));
+	memcpy(cfg->ports, o->ports, sizeof(cfg->ports));
+	cfg->nports = o->nports;
+	memcpy(cfg->devs, o->devs, sizeof(cfg->devs));
+	cfg->ndevs = o->ndevs;
+	cfg->by = o->by;
+	cfg->role = o->role;
+	for (int i = 0; i < o->nstages; i++) {
+		const struct stage_info *si = stage_info(o->stages[i]);
+
+		cfg->nic_stages |= si && (si->flags & SF_NIC);
+	}
+	cfg->cuda = o->cuda;
+	cfg->tls_uprobes = o->tls_uprobes;
+	cfg->budget_pct = o->budget_pct > 0 ? o->budget_pct : 0;
+	if (o->deep_duty >= 0)
+		cfg->deep_duty = o->deep_duty;
+	else
+		cfg->deep_duty = cmd == TT_CMD_RECORD ? DEEP_DUTY_DEFAULT : 1;
+}
+
 /* Connections that predate tailtrace: what could not be armed is said once (tx.sendq and
  * tx.ack would silently lack them), what was armed only with -v. */
-int session_start(struct session *s, const char *cmd, int argc, char **argv, unsigned int allowed,
+int session_start(struct session *s, enum tt_cmd_id cmd, int argc, char **argv,
 		  unsigned int features, session_features_fn features_of)
 {
 	enum tt_stage miss[STAGE__MAX];
 	const char *why[STAGE__MAX];
+	struct collector_config cfg;
 	char err[512];
 	bool usage;
 	int r, n;
 
 	memset(s, 0, sizeof(*s));
-	r = opts_parse(&s->o, argc, argv, allowed, err, sizeof(err));
+	r = opts_parse(&s->o, argc, argv, opts_allowed(cmd), err, sizeof(err));
 	if (r == 1) {
 		cmd_print_help(cmd);
 		return 0;
@@ -45,11 +78,12 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 		return 2;
 	}
 	if (s->o.nargs) {
-		tt_error("unexpected argument '%s' (see 'tailtrace %s --help')", s->o.args[0], cmd);
+		tt_error("unexpected argument '%s' (see 'tailtrace %s --help')", s->o.args[0],
+			 opts_cmd_name(cmd));
 		return 2;
 	}
 	/* top has an interval of its own (1 s); the others print once without -i */
-	if (s->o.align && s->o.interval_s <= 0 && strcmp(cmd, "top")) {
+	if (s->o.align && s->o.interval_s <= 0 && cmd != TT_CMD_TOP) {
 		tt_error("--align needs -i SEC: the interval whose grid it keeps");
 		return 2;
 	}
@@ -58,7 +92,8 @@ int session_start(struct session *s, const char *cmd, int argc, char **argv, uns
 	stop_signal_install();
 	if (features_of)
 		features |= features_of(&s->o);
-	r = collector__open(&s->coll, &s->o, features, err, sizeof(err), &usage);
+	collector_config_of(&s->o, cmd, features, &cfg);
+	r = collector__open(&s->coll, &cfg, err, sizeof(err), &usage);
 	if (r) {
 		tt_error("%s", err);
 		return usage ? 2 : 1;

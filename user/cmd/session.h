@@ -25,7 +25,7 @@ typedef unsigned int (*session_features_fn)(const struct tt_opts *o);
  * features are `features`, plus what features_of (may be NULL) derives from the options.
  * The programs are attached when it returns; the caller opens what it still needs
  * privileges for, then calls session_settle(). */
-int session_start(struct session *s, const char *cmd, int argc, char **argv, unsigned int allowed,
+int session_start(struct session *s, enum tt_cmd_id cmd, int argc, char **argv,
 		  unsigned int features, session_features_fn features_of);
 /* After attaching: drops every capability the rest of the run does not need (all of them,
  * but for RDMA discovery's with --rdma; docs/security.md), sets no-new-privs, then moves

@@ -43,7 +43,7 @@ void stage_report_group(const struct hist_key *k, char *buf, size_t len)
 		snprintf(buf, len, "cq %u [%u]", RDMA_SNAP_QPN(k->id), k->tgid);
 		return;
 	}
-	if (k->stage == STAGE_RDMA_UCX) {
+	if (k->stage == STAGE_RDMA_UCX || k->stage == STAGE_RDMA_UCX_RTT) {
 		/* the endpoint is folded into 48 bits of the id: a name, not an address */
 		snprintf(buf, len, "ep %06x%06x %s [%u]", RDMA_SNAP_PEER(k->id),
 			 RDMA_SNAP_QPN(k->id), rdma_ucx_op_name(RDMA_SNAP_OPCODE(k->id)), k->tgid);
@@ -211,38 +211,15 @@ void hist_summary_print_json(struct json_writer *w, const struct hist *h)
 	jw_uint(w, "overflow", sm.overflow);
 }
 
-/* The counters' JSON keys, from bpf/tailtrace.h's TT_COUNTERS; the order they are printed in
- * is below. */
+/* The counters' JSON keys, from bpf/tailtrace.h's TT_COUNTERS: every counter with one is
+ * printed, in the table's order. */
 #define COUNTER_JSON_KEY(id, rec, json) [CNT_##id] = json,
 static const char *const counter_keys[CNT__MAX] = { TT_COUNTERS(COUNTER_JSON_KEY) };
 
-static void counter_json(struct json_writer *w, const struct snapshot *s, enum tt_counter c)
+/* What tailtrace itself lost or could not store: summed from the maps' counters and the
+ * snapshot, not one counter each. */
+static void own_losses_json(const struct snapshot *s, struct json_writer *w)
 {
-	jw_uint(w, counter_keys[c], s->counters[c]);
-}
-
-void stage_report_counters_print_json(const struct snapshot *s, struct json_writer *w)
-{
-	char name[64];
-
-	jw_object_begin(w, "counters");
-	counter_json(w, s, CNT_RETRANS);
-	counter_json(w, s, CNT_RETRANS_RTO);
-	counter_json(w, s, CNT_RETRANS_FAST);
-	counter_json(w, s, CNT_RETRANS_TLP);
-	counter_json(w, s, CNT_RETRANS_OTHER);
-	counter_json(w, s, CNT_RETRANS_UNTIMED);
-	counter_json(w, s, CNT_RETRANS_SYNACK);
-	counter_json(w, s, CNT_RETRANS_UNSEEN);
-	counter_json(w, s, CNT_DROPS);
-	jw_object_begin(w, "drop_reasons");
-	for (int i = 0; i < TT_DROP_REASONS; i++)
-		if (s->drop_reasons[i])
-			jw_uint(w, drop_reason_name(i, name, sizeof(name)), s->drop_reasons[i]);
-	jw_object_end(w);
-	counter_json(w, s, CNT_ECN_CE);
-	counter_json(w, s, CNT_QDISC_PKTS);
-	counter_json(w, s, CNT_QDISC_DROPS);
 	jw_uint(w, "evicted", s->hist_evicted);
 	jw_uint(w, "lost", s->events_lost);
 	jw_uint(w, "unmatched_stamps", s->pkt_unmatched);
@@ -251,11 +228,47 @@ void stage_report_counters_print_json(const struct snapshot *s, struct json_writ
 			s->counters[CNT_PKT_UPDATE_FAIL] + s->counters[CNT_SCHED_UPDATE_FAIL] +
 			s->counters[CNT_STREAM_UPDATE_FAIL]);
 	jw_uint(w, "slow_requests_cut", s->slow_cut);
-	counter_json(w, s, CNT_SENDS_UNTIMED);
-	counter_json(w, s, CNT_CLOSES_UNSEEN);
-	counter_json(w, s, CNT_BQL_STALLS);
-	counter_json(w, s, CNT_RESP_UNSEEN);
-	counter_json(w, s, CNT_FRAMING_LOST);
+}
+
+/* /proc/net/softnet_stat summed over the CPUs: packets the per-CPU backlog dropped (full)
+ * and NET_RX runs that stopped with work left (budget or time), null when unread. */
+static void softnet_counters_json(const struct snapshot *s, struct json_writer *w)
+{
+	__u64 dropped = 0, squeezed = 0;
+
+	for (size_t i = 0; i < s->nsoftnet; i++) {
+		dropped += s->softnet[i].dropped;
+		squeezed += s->softnet[i].time_squeeze;
+	}
+	if (!s->nsoftnet) {
+		jw_null(w, "softnet_dropped");
+		jw_null(w, "softnet_time_squeeze");
+		return;
+	}
+	jw_uint(w, "softnet_dropped", dropped);
+	jw_uint(w, "softnet_time_squeeze", squeezed);
+}
+
+void stage_report_counters_print_json(const struct snapshot *s, struct json_writer *w)
+{
+	char name[64];
+
+	jw_object_begin(w, "counters");
+	for (int c = 0; c < CNT__MAX; c++) {
+		if (counter_keys[c])
+			jw_uint(w, counter_keys[c], s->counters[c]);
+		if (c == CNT_DROPS) {
+			jw_object_begin(w, "drop_reasons");
+			for (int i = 0; i < TT_DROP_REASONS; i++)
+				if (s->drop_reasons[i])
+					jw_uint(w, drop_reason_name(i, name, sizeof(name)),
+						s->drop_reasons[i]);
+			jw_object_end(w);
+		}
+		if (c == CNT_QDISC_DROPS)
+			own_losses_json(s, w);
+	}
+	softnet_counters_json(s, w);
 	jw_object_end(w);
 	stage_report_self_print_json(s, w);
 }
@@ -472,6 +485,15 @@ void stage_report_self_print_json(const struct snapshot *s, struct json_writer *
 	else
 		jw_null(w, "floor_pct");
 	jw_object_end(w);
+	/* the deep tier: always on unless duty-cycled (deep_span_ns) */
+	jw_object_begin(w, "deep");
+	jw_double(w, "duty", s->deep_span_ns ? s->deep_duty : 1);
+	/* what --budget gave up: the duty asked for, when it held the duty lower */
+	jw_double(w, "duty_asked", s->deep_span_ns ? s->deep_duty_asked : 1);
+	jw_double(w, "share", s->deep_span_ns ? (double)s->deep_ns / (double)s->deep_span_ns : 1);
+	jw_uint(w, "windows", s->deep_windows);
+	jw_uint(w, "triggered", s->deep_triggered);
+	jw_object_end(w);
 	jw_object_end(w);
 }
 
@@ -502,6 +524,13 @@ void stage_report_self_print_text(const struct snapshot *s, FILE *f)
 		else
 			fprintf(f, "p99 error 0 %%\n");
 	}
+	if (s->deep_span_ns)
+		fprintf(f,
+			"deep tier (per-packet and scheduler programs) ran %.1f %% of the time "
+			"(duty %.3g %%%s; %u windows, %u by the tail trigger)\n",
+			100.0 * (double)s->deep_ns / (double)s->deep_span_ns, 100.0 * s->deep_duty,
+			s->deep_duty < s->deep_duty_asked ? ", lowered by --budget" : "",
+			s->deep_windows, s->deep_triggered);
 	/* the aim is 90 % of the budget: a floor above it cannot be sampled away */
 	if (s->budget_pct > 0 && s->budget_floor_pct >= 0.9 * s->budget_pct)
 		fprintf(f,

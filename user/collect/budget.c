@@ -94,7 +94,7 @@ static double floor_hold_rate(const struct budget_fit *fit, double budget_pct)
 double budget_next_rate(double rate, double cost_pct, double budget_pct,
 			const struct budget_fit *fit)
 {
-	double target = 0.9 * budget_pct, next;
+	double target = BUDGET_AIM * budget_pct, next;
 
 	if (budget_pct <= 0)
 		return 1;

@@ -22,6 +22,11 @@
 #define BUDGET_DRAW_S      1.0
 #define BUDGET_DRAW_WALK_S 10.0
 #define BUDGET_MIN_RATE    (1.0 / 4096)
+#define BUDGET_AIM         0.9 /* the share of the budget the cost aims at */
+/* a deep tier the budget stopped gets this share of its duty back after this long, to
+ * measure its cost again */
+#define BUDGET_DEEP_RETRY_S     60.0
+#define BUDGET_DEEP_RETRY_SHARE 0.1
 
 /* What tracing costs against the share of flows traced: cost = floor + slope * rate, % of
  * one CPU. The floor is the cost with no flow traced: every hook still runs for every

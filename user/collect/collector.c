@@ -59,19 +59,11 @@ static void map_unview(const struct bpf_map *map, const void *p)
  * only when something selects them. A device filter selects its devices; a port or
  * process filter of a request command (explain, record) selects them so a request's
  * backlog wait is seen; --stage naming one of their stages selects them on every device. */
-static bool nic_wanted(const struct tt_opts *o, unsigned int features)
+static bool nic_wanted(const struct collector_config *o, unsigned int features)
 {
 	bool flows = o->nports || o->pid || o->comm[0] || o->cgroup_path[0];
 
-	if (o->ndevs || (flows && (features & COLL_REQUESTS)))
-		return true;
-	for (int i = 0; i < o->nstages; i++) {
-		const struct stage_info *si = stage_info(o->stages[i]);
-
-		if (si && (si->flags & SF_NIC))
-			return true;
-	}
-	return false;
+	return o->ndevs || (flows && (features & COLL_REQUESTS)) || o->nic_stages;
 }
 
 int collector_fail(char *err, size_t len, int code, const char *fmt, ...)
@@ -146,7 +138,7 @@ static void note_missing(struct collector *c)
 
 /* User input first, so a typo is a usage error before anything is loaded. *cgfd gets the
  * --cgroup directory, opened (-1 without --cgroup). */
-static int check_user_input(const struct tt_opts *o, int *cgfd, char *err, size_t errlen,
+static int check_user_input(const struct collector_config *o, int *cgfd, char *err, size_t errlen,
 			    bool *usage)
 {
 	char path[4096];
@@ -181,7 +173,7 @@ static int check_user_input(const struct tt_opts *o, int *cgfd, char *err, size_
 }
 
 /* The user's filters and the features into the BPF programs' read-only settings. */
-static int set_filters(struct collector *c, const struct tt_opts *o, int cgfd, char *err,
+static int set_filters(struct collector *c, const struct collector_config *o, int cgfd, char *err,
 		       size_t errlen, bool *usage)
 {
 	int r;
@@ -272,7 +264,8 @@ static inline __attribute__((unused)) void program_rows_exist(struct tailtrace_b
 }
 
 /* Whether a program's flags want it in this session. */
-static bool prog_wanted(const struct collector *c, const struct tt_opts *o, unsigned int flags)
+static bool prog_wanted(const struct collector *c, const struct collector_config *o,
+			unsigned int flags)
 {
 	if ((flags & PF_REQUESTS) && !(c->features & COLL_REQUESTS))
 		return false;
@@ -287,7 +280,7 @@ static bool prog_wanted(const struct collector *c, const struct tt_opts *o, unsi
 
 /* Degrade to the stages this kernel can feed: each event through the feed chosen for it
  * (user/collect/feeds.c), every other program left out. */
-static void choose_programs(struct collector *c, const struct tt_opts *o)
+static void choose_programs(struct collector *c, const struct collector_config *o)
 {
 	const struct feed_row *rows = feed_rows();
 	struct bpf_program *p;
@@ -452,6 +445,8 @@ static int attach_programs(struct collector *c, int cgfd, char *err, size_t errl
 			continue; /* collector_uprobes.c */
 		if (p == c->sweep)
 			continue; /* run from collector__poll, not attached */
+		if (collector_prog_deep(p))
+			continue; /* collector_deep.c */
 		if (bpf_program__type(p) == BPF_PROG_TYPE_SOCK_OPS ||
 		    bpf_program__type(p) == BPF_PROG_TYPE_CGROUP_SKB)
 			r = attach_cgroup_root(c, p, cgfd);
@@ -484,7 +479,7 @@ static void follow_costs(struct collector *c)
 /* --by pod groups are labelled from this host's live cgroup tree (user/collect/k8s.c):
  * the --cgroup directory when given (in a pod with its own cgroup namespace, the host's
  * tree mounted elsewhere, docs/deploy.md), else the cgroup2 mount */
-static void label_pods(const struct tt_opts *o)
+static void label_pods(const struct collector_config *o)
 {
 	char root[4096];
 	int fd = -1;
@@ -502,11 +497,13 @@ static void label_pods(const struct tt_opts *o)
 	k8s_labels_root(root[0] ? root : NULL);
 }
 
-int collector__open(struct collector **out, const struct tt_opts *o, unsigned int features,
-		    char *err, size_t errlen, bool *usage)
+int collector__open(struct collector **out, const struct collector_config *o, char *err,
+		    size_t errlen, bool *usage)
 {
+	unsigned int features = o->features;
 	struct collector *c;
 	int cgfd = -1, r;
+	bool no_tx_tstamp;
 
 	*usage = false;
 	*out = NULL;
@@ -553,9 +550,17 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (r)
 		goto error;
 	choose_programs(c, o);
+	deep_prepare(c, o->deep_duty);
+	c->skel->rodata->targ_tx_tstamp = o->deep_duty < 1;
+	/* Said once tracing is sure to start: a failed load prints its one error line only. */
+	no_tx_tstamp = o->deep_duty < 1 && (features & COLL_REQUESTS) &&
+		       !bpf_program__autoload(c->skel->progs.tt_sockops_tstamp);
 	r = load_programs(c, cgfd, err, errlen);
 	if (!r)
 		r = attach_programs(c, cgfd, err, errlen);
+	if (!r && (r = deep_open(c)))
+		r = fail_attach(err, errlen, r, "attaching the deep tier",
+				c->skel->progs.tt_tcp_probe);
 	if (!r && o->cuda && (features & COLL_REQUESTS))
 		r = collector_attach_cuda(c, o, err, errlen, usage);
 	if (!r && o->tls_uprobes && (features & COLL_REQUESTS))
@@ -565,10 +570,13 @@ int collector__open(struct collector **out, const struct tt_opts *o, unsigned in
 	if (cgfd >= 0)
 		close(cgfd);
 	note_missing(c);
-	if (c->nic)
-		softnet_baseline(c);
+	if (no_tx_tstamp)
+		tt_warn("no TX timestamps from sockops here (6.15+, cgroup v2): outside the deep "
+			"tier's windows a server's request ends when its last send returns, so "
+			"its egress queueing shows in the windows only");
+	softnet_baseline(c);
 	follow_costs(c);
-	budget_open(c, o->budget_pct >= 0 ? o->budget_pct : 0);
+	budget_open(c, o->budget_pct > 0 ? o->budget_pct : 0);
 	c->start_realtime = realtime_ns();
 	*out = c;
 	return 0;
@@ -652,6 +660,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 	m = ring_buffer__consume(c->rb);
 	sweep_flows(c);
 	budget_step(c);
+	deep_step(c);
 	/* new places get their array slot within ~200 ms, not only at the next snapshot: a
 	 * one-shot `hist` has a single snapshot, at the end */
 	if (c->nplaces < c->place_max) {
@@ -672,6 +681,7 @@ void collector__close(struct collector *c)
 	req_rings_close(c);
 	self_cost__close(&c->cost);
 	budget_close(c);
+	deep_close(c);
 	for (int i = 0; i < c->nlinks; i++)
 		bpf_link__destroy(c->links[i]);
 	for (int i = 0; i < c->ntls_links; i++)

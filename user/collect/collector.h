@@ -6,7 +6,7 @@
 #define TT_COLLECTOR_H
 
 #include <stdbool.h>
-#include "core/options.h"
+#include "tailtrace.h"
 #include "core/snapshot.h"
 #include "collect/kernel_caps.h"
 
@@ -18,10 +18,32 @@ enum collector_feature {
 	COLL_SCHED_HIST = 1u << 2, /* per-request sched.* histograms (hist --stage sched.*) */
 };
 
+/* What a collector traces and keeps: the commands fill it from their options
+ * (cmd/session.c), so the collector knows no command line. */
+struct collector_config {
+	unsigned int features; /* COLL_* */
+	/* which traffic: a process (tgid, 0 any), a comm, a cgroup v2 directory, ports
+	 * (local or remote), devices ([NETNS/]IFNAME) */
+	__u32 pid;
+	char comm[TT_COMM_LEN];
+	char cgroup_path[4096];
+	__u16 ports[TT_MAX_PORTS];
+	int nports;
+	char devs[TT_MAX_DEVS][80];
+	int ndevs;
+	int by;            /* enum tt_group_by: the histograms' groups */
+	int role;          /* enum tt_role: the side whose requests are kept */
+	bool nic_stages;   /* a stage of the driver/softirq programs was asked for (SF_NIC) */
+	bool cuda;         /* uprobes on libcuda's syncs (with COLL_REQUESTS) */
+	bool tls_uprobes;  /* uprobes on libssl's reads and writes (with COLL_REQUESTS) */
+	double budget_pct; /* % of one CPU, 0: none */
+	double deep_duty;  /* the deep tier's share of the time: 1 always, 0 never */
+};
+
 /* Opens, loads and attaches. On failure returns a negative errno with a one-line reason in
  * err; *usage is set when the cause was the user's input (exit status 2). */
-int collector__open(struct collector **out, const struct tt_opts *o, unsigned int features,
-		    char *err, size_t errlen, bool *usage);
+int collector__open(struct collector **out, const struct collector_config *cfg, char *err,
+		    size_t errlen, bool *usage);
 /* Stages this kernel could not feed, with the reason, for one stderr line each. */
 /* One map read through an open fd: 0, or -errno (EPERM where the kernel wants CAP_BPF for
  * it). The ctx is the collector. */

@@ -29,7 +29,47 @@ void budget_open(struct collector *c, double pct)
 	b->drawn_s = b->last_s;
 	b->prog_ns_prev = self_cost__total_ns(&c->cost);
 	b->cpu_prev = self_cpu_seconds();
+	b->cost_deep = b->cost_shallow = -1;
+	b->deep_cut_s = 0;
 	snapshot__init(&b->pending);
+}
+
+static double ewma(double prev, double v)
+{
+	return prev < 0 ? v : 0.5 * prev + 0.5 * v;
+}
+
+/* A duty-cycled deep tier (record) gives way first: the sample follows the cost of the
+ * steps without it, and the duty shrinks to what the rest of the budget pays for; at 0 it
+ * gets a small duty back after BUDGET_DEEP_RETRY_S to measure again. Returns true when
+ * this step ran with the deep tier (not a step for the sample's rate). */
+static bool budget_deep(struct collector *c, double cost, double now)
+{
+	struct budget_state *b = &c->bud;
+	struct deep_plan *p = &c->deep;
+	double duty;
+
+	if (p->duty_asked <= 0 || p->duty_asked >= 1)
+		return false;
+	if (c->deep_attached)
+		b->cost_deep = ewma(b->cost_deep, cost);
+	else
+		b->cost_shallow = ewma(b->cost_shallow, cost);
+	if (b->cost_deep >= 0 && b->cost_shallow >= 0) {
+		duty = deep_plan_duty_within(BUDGET_AIM * b->pct, b->cost_deep, b->cost_shallow,
+					     p->duty_asked);
+		if (duty <= 0 && p->duty > 0)
+			b->deep_cut_s = now;
+		if (duty <= 0 && now - b->deep_cut_s >= BUDGET_DEEP_RETRY_S)
+			duty = p->duty_asked * BUDGET_DEEP_RETRY_SHARE;
+		if (log_verbose() && duty != p->duty)
+			fprintf(stderr,
+				"budget: deep tier %.2f %% with, %.2f %% without: duty %.3g -> "
+				"%.3g\n",
+				b->cost_deep, b->cost_shallow, p->duty, duty);
+		deep_plan_set_duty(p, duty);
+	}
+	return c->deep_attached;
 }
 
 void budget_close(struct collector *c)
@@ -75,6 +115,8 @@ void budget_step(struct collector *c)
 	b->cpu_prev = cpu;
 	b->cost_pct = cost;
 	/* this step ran at b->rate: one more point of cost against rate for the floor */
+	if (budget_deep(c, cost, now))
+		return;
 	b->step_rate[b->nsteps % BUDGET_FLOOR_STEPS] = b->rate;
 	b->step_cost[b->nsteps % BUDGET_FLOOR_STEPS] = cost;
 	b->nsteps++;

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include "collect/collector.h"
 #include "collect/budget.h"
+#include "collect/deep_plan.h"
 #include "attr/slow_keep.h"
 #include "collect/self_cost.h"
 #include "core/histogram.h"
@@ -15,6 +16,7 @@
 
 #define SLOW_KEEP_MAX   256 /* flight-recorder requests kept per snapshot */
 #define MAX_LINKS       64
+#define MAX_DEEP_LINKS  32
 #define HIST_MAP_BUDGET (96u << 20) /* bytes of per-CPU histogram memory at most */
 #define PLACE_BUDGET    (16u << 20) /* ... of it for the place_hists array */
 #define REQ_RINGS_MAX   64          /* request rings: one per CPU, CPUs beyond share */
@@ -44,6 +46,10 @@ struct budget_state {
 	__u64 salt;              /* the sample's draw now (flow_in_sample) */
 	double drawn_s;          /* CLOCK_MONOTONIC of that draw */
 	struct snapshot pending; /* measured at earlier rates in this interval, scaled up */
+	/* record's deep tier under the budget: the cost of a step with it running and without
+	 * (moving averages, < 0 while unknown), and when its duty was last lowered to 0 */
+	double cost_deep, cost_shallow;
+	double deep_cut_s;
 };
 
 /* flows the key-walking sweep looks at per run: the rest wait for the next one */
@@ -101,6 +107,11 @@ struct collector {
 	int nsoftnet_prev;
 	struct self_cost cost; /* its programs' run time and its own CPU, per interval */
 	struct budget_state bud;
+	/* the deep tier (collector_deep.c) */
+	struct deep_plan deep;
+	struct bpf_link *deep_links[MAX_DEEP_LINKS];
+	int ndeep_links;
+	bool deep_attached;
 };
 
 /* collector.c: err gets the message, code is returned; a link kept till close */
@@ -109,10 +120,10 @@ int collector_fail(char *err, size_t len, int code, const char *fmt, ...)
 int collector_add_link(struct collector *c, struct bpf_link *l);
 
 /* collector_uprobes.c: --cuda and --tls-uprobes (*usage: the library was not found) */
-int collector_attach_cuda(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
-			  bool *usage);
-int collector_attach_tls(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
-			 bool *usage);
+int collector_attach_cuda(struct collector *c, const struct collector_config *o, char *err,
+			  size_t errlen, bool *usage);
+int collector_attach_tls(struct collector *c, const struct collector_config *o, char *err,
+			 size_t errlen, bool *usage);
 
 /* collector_rings.c */
 __u32 req_ring_size(__u32 nrings);
@@ -126,6 +137,17 @@ void softnet_baseline(struct collector *c);
 /* Histograms, counters and drop reasons since the last read, scaled up by the sampling
  * rate in force, merged into dst; cur gets the counters' totals, *nkeys the live keys. */
 int collect_sampled(struct collector *c, struct snapshot *dst, __u64 *cur, size_t *nkeys);
+
+/* collector_deep.c: the deep tier's programs, attached by the plan (deep_plan.h) */
+bool collector_prog_deep(const struct bpf_program *p);
+/* Before load: the plan, duty 1 always deep, 0 never. */
+void deep_prepare(struct collector *c, double duty);
+/* After the other programs attached: the first window. 0 or -errno. */
+int deep_open(struct collector *c);
+void deep_step(struct collector *c);
+/* Into the snapshot: how long the tier ran since the last call, of how long. */
+void deep_collect(struct collector *c, struct snapshot *s);
+void deep_close(struct collector *c);
 
 /* collector_budget.c */
 void budget_open(struct collector *c, double pct);

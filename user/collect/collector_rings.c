@@ -40,6 +40,7 @@ static int on_req_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*ev))
 		return 0;
 	attr_agg__add(c->agg, ev);
+	deep_plan_request(&c->deep, ev->end_ns > ev->start_ns ? ev->end_ns - ev->start_ns : 0);
 	if (c->features & COLL_SLOW_REQS)
 		slow_keep__offer(&c->slow, ev);
 	/* a batch is up to a few thousand events (~1 us each): give way to any other runnable

@@ -435,15 +435,15 @@ int collector__snapshot(struct collector *c, struct snapshot *s)
 	count_stream_evictions(c, s, cur);
 	count_unmatched_stamps(c, s, cur);
 	collect_devnames(c, s);
-	if (c->nic) {
-		err = collect_napi(c, s);
-		if (!err)
-			err = collect_softnet(c, s);
-		if (err)
-			return err;
-	}
+	/* softnet_stat is a file read, no program: every snapshot has it */
+	err = c->nic ? collect_napi(c, s) : 0;
+	if (!err)
+		err = collect_softnet(c, s);
+	if (err)
+		return err;
 	move_requests(c, s);
 	self_cost__collect(&c->cost, s);
+	deep_collect(c, s);
 	if (!s->start_ns)
 		s->start_ns = c->start_realtime;
 	s->end_ns = realtime_ns();

@@ -35,8 +35,8 @@ static const char *find_libcuda(void)
 }
 
 /* --cuda: entry and return uprobes on libcuda's synchronising calls. */
-int collector_attach_cuda(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
-			  bool *usage)
+int collector_attach_cuda(struct collector *c, const struct collector_config *o, char *err,
+			  size_t errlen, bool *usage)
 {
 	const char *lib = find_libcuda();
 	int r;
@@ -72,8 +72,8 @@ int collector_attach_cuda(struct collector *c, const struct tt_opts *o, char *er
 /* --tls-uprobes: entry probes on libssl's SSL_write, SSL_write_ex, SSL_read and
  * SSL_read_ex, and a return probe on each, in the -p process only (its breakpoints are
  * written into no other process), else in every process mapping the host's libssl. */
-int collector_attach_tls(struct collector *c, const struct tt_opts *o, char *err, size_t errlen,
-			 bool *usage)
+int collector_attach_tls(struct collector *c, const struct collector_config *o, char *err,
+			 size_t errlen, bool *usage)
 {
 	struct bpf_program *enter[TLS_FN__MAX] = {
 		[TLS_FN_WRITE] = c->skel->progs.tt_tls_write_enter,

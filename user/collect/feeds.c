@@ -21,6 +21,7 @@ static const char *const feed_kind_names[FEED__MAX] = {
 	[FEED_KPROBE] = "kprobe",
 	[FEED_KRETPROBE] = "kretprobe",
 	[FEED_SOCKOPS] = "sockops",
+	[FEED_SOCKOPS_TSTAMP] = "sockops_tstamp",
 	[FEED_CGROUP_SKB] = "cgroup_skb",
 	[FEED_UPROBE] = "uprobe",
 	[FEED_RUN] = "run",
@@ -135,6 +136,13 @@ bool feed_row_available(const struct kernel_caps *c, const struct feed_row *r, c
 		return fn_ok(c, r, PK_KPROBE, why, len);
 	case FEED_UPROBE:
 		return kind_ok(c, PK_UPROBE, why, len);
+	case FEED_SOCKOPS_TSTAMP:
+		/* its kfuncs are not in the compat object */
+		if (c->compat) {
+			snprintf(why, len, "no kfuncs before 6.2");
+			return false;
+		}
+		return kind_ok(c, PK_SOCKOPS_TSTAMP, why, len);
 	case FEED_RUN:
 		if ((r->flags & PF_FOR_EACH) && !c->feat[PFEAT_FOR_EACH]) {
 			snprintf(why, len, "no bpf_for_each_map_elem()");

@@ -97,3 +97,23 @@ int netdev_resolve(const char *spec, struct netdev_ref *out)
 		return -ENODEV;
 	return found > 1 ? -EEXIST : 0;
 }
+
+bool netdev_tx_completes(const char *sysfs_root, const char *name, char *driver, size_t len)
+{
+	char path[512], target[512];
+	const char *base;
+	ssize_t n;
+
+	snprintf(driver, len, "virtual");
+	/* a name from readdir of class/net: no '/', no "..", nothing to walk out with */
+	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	snprintf(path, sizeof(path), "%s/class/net/%s/device/driver", sysfs_root, name);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false; /* no bus device under it: a virtual device */
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	snprintf(driver, len, "%s", base ? base + 1 : target);
+	return true;
+}

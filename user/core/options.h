@@ -11,7 +11,7 @@
 #define TT_MAX_STAGES_SEL 32
 
 struct tt_opts {
-	unsigned int seen;         /* OPT_* bits (cmd/options.h) given on the command line */
+	__u64 seen;                /* OPT_* bits (cmd/options.h) given on the command line */
 	__u32 pid;                 /* -p: tgid, 0 = any */
 	char comm[TT_COMM_LEN];    /* --comm */
 	char cgroup_path[4096];    /* --cgroup */
@@ -19,13 +19,14 @@ struct tt_opts {
 	int nports;
 	char devs[TT_MAX_DEVS][80]; /* --dev [NETNS/]IFNAME */
 	int ndevs;
-	double duration_s;             /* -d, 0 = until interrupted */
-	double interval_s;             /* -i, 0 = only at the end */
-	long count;                    /* --count: number of intervals, 0 = unbounded */
-	bool align;                    /* --align: intervals end at multiples of -i (UTC) */
-	double budget_pct;             /* --budget: % of one CPU, 0 = none (unset: -1) */
-	bool json;                     /* -j */
-	int verbose;                   /* -v */
+	double duration_s; /* -d, 0 = until interrupted */
+	double interval_s; /* -i, 0 = only at the end */
+	long count;        /* --count: number of intervals, 0 = unbounded */
+	bool align;        /* --align: intervals end at multiples of -i (UTC) */
+	double budget_pct; /* --budget: % of one CPU, 0 = none (unset: -1) */
+	double deep_duty;  /* --deep: share of the time the deep tier runs (unset: -1) */
+	bool json;         /* -j */
+	int verbose;       /* -v */
 	int stages[TT_MAX_STAGES_SEL]; /* --stage, enum tt_stage */
 	int nstages;
 	int by;                     /* --by, enum tt_group_by */

@@ -349,6 +349,14 @@ static void merge_sampling(struct snapshot *dst, const struct snapshot *src)
 		dst->budget_pct = src->budget_pct;
 	if (src->budget_floor_pct > dst->budget_floor_pct)
 		dst->budget_floor_pct = src->budget_floor_pct;
+	if (src->deep_duty > dst->deep_duty)
+		dst->deep_duty = src->deep_duty;
+	if (src->deep_duty_asked > dst->deep_duty_asked)
+		dst->deep_duty_asked = src->deep_duty_asked;
+	dst->deep_ns += src->deep_ns;
+	dst->deep_span_ns += src->deep_span_ns;
+	dst->deep_windows += src->deep_windows;
+	dst->deep_triggered += src->deep_triggered;
 }
 
 int snapshot__merge(struct snapshot *dst, const struct snapshot *src)

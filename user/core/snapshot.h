@@ -94,6 +94,12 @@ struct snapshot {
 	/* what tailtrace costs with no flow traced (collect/budget.h budget_floor), % of one
 	 * CPU; 0: not estimated (the rate has not moved enough) */
 	double budget_floor_pct;
+	/* the deep tier (collect/deep_plan.h): its duty (1: always on, 0: never), how long it
+	 * ran in the interval, of how long (0: not duty-cycled), windows it opened and how
+	 * many of them the tail trigger opened */
+	double deep_duty, deep_duty_asked; /* --budget may hold the duty below the asked */
+	__u64 deep_ns, deep_span_ns;
+	__u32 deep_windows, deep_triggered;
 	/* opaque mergeable attribution aggregate (user/attr/attribution.h), may be NULL: it
 	 * starts with a struct snapshot_agg, through which core/ merges and frees it */
 	struct attr_agg *attr;

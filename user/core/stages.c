@@ -50,6 +50,24 @@ int stage_by_name(const char *name)
 	return -ENOENT;
 }
 
+/* Names a stage had in recordings before it was renamed: segments keep stages by name. */
+static const struct {
+	const char *old;
+	int stage;
+} renamed[] = {
+	{ "rdma.ucx", STAGE_RDMA_UCX }, /* an operation's issue to its request's completion */
+};
+
+int stage_by_recorded_name(const char *name)
+{
+	int s = stage_by_name(name);
+
+	for (size_t i = 0; s < 0 && i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (!strcmp(renamed[i].old, name))
+			s = renamed[i].stage;
+	return s;
+}
+
 int stages_with(unsigned int flags, int *out, int max)
 {
 	int n = 0;
@@ -62,8 +80,11 @@ int stages_with(unsigned int flags, int *out, int max)
 
 const char *class_name(enum tt_class c)
 {
-	static const char *const names[CLASS__MAX] = { "compute", "transport", "congestion",
-						       "split", "request" };
+	static const char *const names[CLASS__MAX] = {
+#define X(id, name) [CLASS_##id] = name,
+		TT_CLASSES(X)
+#undef X
+	};
 
 	return (unsigned)c < CLASS__MAX ? names[c] : "?";
 }

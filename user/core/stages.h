@@ -7,13 +7,21 @@
 #include <stdbool.h>
 #include "tailtrace.h"
 
+/* The values of the catalogue's class column, X(ID, name): CLASS_<ID>, class_name(). */
+#define TT_CLASSES(X)                                                                              \
+	X(COMPUTE, "compute")                                                                      \
+	X(TRANSPORT, "transport")                                                                  \
+	X(CONGESTION, "congestion")                                                                \
+	/* RTT-like: base part is transport, inflation above min is congestion */                  \
+	X(SPLIT, "split")                                                                          \
+	/* request-level totals, not a component */                                                \
+	X(REQUEST, "request")
+
 enum tt_class {
-	CLASS_COMPUTE,
-	CLASS_TRANSPORT,
-	CLASS_CONGESTION,
-	CLASS_SPLIT,   /* RTT-like: base part is transport, inflation above min is congestion */
-	CLASS_REQUEST, /* request-level totals, not a component */
-	CLASS__MAX,
+#define X(id, name) CLASS_##id,
+	TT_CLASSES(X)
+#undef X
+		CLASS__MAX,
 };
 
 /* One row of bpf/stage_catalogue.h. */
@@ -32,6 +40,8 @@ struct stage_info {
 const struct stage_info *stage_info(enum tt_stage id);
 /* Returns the stage id for a name, or -ENOENT. */
 int stage_by_name(const char *name);
+/* The same for a recording: also the names stages had before a rename. */
+int stage_by_recorded_name(const char *name);
 /* Whether flow sampling (--budget) thins a stage's samples: not the driver and softirq
  * stages (SF_NIC), which time every packet of the selected ports, nor, with --dev (devs),
  * tx.qdisc and tx.nic, which then time packets of any flow. */

@@ -34,20 +34,13 @@ static void sanitize(char *s)
 			*s = '_';
 }
 
+/* Samples taken at a device (the catalogue's SF_PLACE_DEV): a key of such a stage without
+ * one names an unknown device; other stages' keys have no place. */
 static bool stage_has_device(int stage)
 {
-	switch (stage) {
-	case STAGE_TX_SENDQ:
-	case STAGE_TX_QDISC:
-	case STAGE_TX_NIC:
-	case STAGE_TX_ACK:
-	case STAGE_RX_STACK:
-	case STAGE_TCP_RTT:
-	case STAGE_TCP_RETRANS:
-		return true;
-	default:
-		return false;
-	}
+	const struct stage_info *si = stage_info(stage);
+
+	return si && (si->flags & SF_PLACE_DEV);
 }
 
 static void device_label(const struct snapshot *s, __u32 netns, __u32 ifindex, __u32 qdisc,

@@ -124,7 +124,8 @@ static void print_request_slice(FILE *f, bool *first, const struct req_event *e,
 		"\"max_gap_ns\":%llu,\"bytes_in\":%u,\"bytes_out\":%u,\"chunks\":%u,\"retrans\":%u,"
 		"\"retrans_rto\":%u,\"drops\":%u,\"ecn_ce\":%u,\"srtt_ns\":%llu,"
 		"\"min_rtt_ns\":%llu,\"thread\":%u,\"cpu\":%u,\"sk_cookie\":%llu,\"role\":\"%s\","
-		"\"loss_recovery\":%s,\"overlap\":%s,\"streamed\":%s,\"stream_id\":%u}}",
+		"\"loss_recovery\":%s,\"overlap\":%s,\"streamed\":%s,\"stream_id\":%u,"
+		"\"partial\":%s}}",
 		(unsigned long long)dur, (unsigned long long)e->start_ns,
 		(unsigned long long)(e->first_resp_ns > e->start_ns ? e->first_resp_ns - e->start_ns
 								    : 0),
@@ -134,7 +135,8 @@ static void print_request_slice(FILE *f, bool *first, const struct req_event *e,
 		e->role == ROLE_CLIENT ? "client" : "server",
 		e->flags & REQ_F_LOSS_RECOVERY ? "true" : "false",
 		e->flags & REQ_F_OVERLAP ? "true" : "false",
-		e->flags & REQ_F_STREAM ? "true" : "false", e->stream_id);
+		e->flags & REQ_F_STREAM ? "true" : "false", e->stream_id,
+		e->flags & REQ_F_PARTIAL ? "true" : "false");
 }
 
 /* Parts carry accumulated time, not when it happened: the attribution split sums to the

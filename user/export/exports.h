@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Renderers of a (merged) snapshot into the formats other tools read: folded stacks,
- * pprof, Chrome trace-event JSON, OpenMetrics text; docs/exports.md says how to open each. */
+/* Renderers of a (merged) snapshot into the formats other tools read: folded stacks, an SVG
+ * flame graph, pprof, Chrome trace-event JSON, OpenMetrics text; docs/exports.md says how
+ * to open each. */
 #ifndef TT_EXPORTS_H
 #define TT_EXPORTS_H
 
@@ -49,6 +50,12 @@ const char *tail_source_name(enum tail_source s);
 
 /* `frame;frame;frame;frame value` lines, value in nanoseconds, root frame first. */
 int export_folded(FILE *f, const struct snapshot *s);
+
+/* The tail profile as a self-contained SVG flame graph (inline script: click to zoom, search,
+ * hover details); export_svg_profile() draws a profile already built, note (escaped, may be
+ * NULL) ends the subtitle. Frames narrower than 0.1 px are left out. */
+int export_svg(FILE *f, const struct snapshot *s);
+int export_svg_profile(FILE *f, const struct tail_profile *p, const char *note);
 
 /* pprof profile.proto, gzip-compressed (what `go tool pprof` reads). */
 int export_pprof(FILE *f, const struct snapshot *s);

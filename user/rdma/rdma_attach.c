@@ -73,6 +73,8 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 		return 0;
 	}
 	rdma_fd_path(g->fd, fdp, sizeof(fdp));
+	if (!g->attach_begin_ns)
+		g->attach_begin_ns = mono_ns();
 	t->ret[i] =
 		attach_at(t, fn_prog(t, RDMA_FN_POLL_CQ, true), g->pid, fdp, g->probe_offset, true);
 	if (!t->ret[i]) {
@@ -92,6 +94,11 @@ static int poll_links(struct rdma_tracer *t, size_t i, bool on)
 		return err;
 	}
 	g->attached = true;
+	if (!g->attach_end_ns)
+		g->attach_end_ns = mono_ns();
+	/* completions of the WRs posted so far may have gone unseen: the BPF side treats
+	 * their matches as uncertain from here on */
+	__sync_fetch_and_add(&t->skel->bss->poll_gen, 1);
 	return 0;
 }
 
@@ -185,7 +192,9 @@ static int add_target(struct rdma_tracer *t, int fn, int fd, const char *path, _
 		if (t->full || t->window_open)
 			err = poll_links(t, i, true);
 	} else {
+		g->attach_begin_ns = mono_ns();
 		t->entry[i] = attach_at(t, fn_prog(t, fn, false), pid, fdp, g->probe_offset, false);
+		g->attach_end_ns = mono_ns();
 		if (!t->entry[i])
 			err = -errno;
 		else

@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include "rdma/rdma_counters.h"
+#include "rdma/rdma_counter_table.h"
 #include "lib/util.h"
 
 /* Exact names first: some transport counters contain words of the congestion list. */
@@ -58,7 +59,6 @@ static const char *const transport_names[] = {
 	"retry_exceeded_err",
 	"send_rnr_err",
 	"rcvd_seq_err",
-	"ack_deferred",
 	"retry_rnr_exceeded_err",
 	"completer_retry_err",
 	"rcvd_rnr_err",
@@ -92,6 +92,19 @@ enum rdma_cnt_class rdma_counter_class(const char *name)
 	if (strstr(name, "timeout") || strstr(name, "seq_err") || strstr(name, "retry"))
 		return RCC_TRANSPORT;
 	return RCC_OTHER;
+}
+
+enum rdma_cnt_class rdma_counter_class_for(int provider, const char *name, int source)
+{
+	const struct rdma_counter_meaning *m;
+
+	if (source == RCS_ETHTOOL) /* only PFC pause counters are kept from ethtool */
+		return RCC_CONGESTION;
+	if (provider == RDMA_PROV_UNKNOWN)
+		return rdma_counter_class(name);
+	/* a known provider: a counter is evidence only if its row says it counts a fault */
+	m = rdma_counter_meaning(provider, name);
+	return m ? (enum rdma_cnt_class)m->cls : RCC_OTHER;
 }
 
 const char *rdma_counter_class_name(enum rdma_cnt_class c)
@@ -473,13 +486,40 @@ static void read_port(struct rdma_counter_set *set, const char *ibdir, const cha
 	}
 }
 
+/* The provider of <ibdir>: the driver its parent device is bound to, else the device's
+ * name, else its counters (rxe devices take any name `rdma link add` gives them, and have
+ * no parent device). */
+static int device_provider(const char *ibdir, const char *dev, const struct rdma_counter_set *set,
+			   size_t first)
+{
+	char link[PATH_MAX + 32], target[PATH_MAX];
+	const char *drv = NULL;
+	ssize_t n;
+	int p;
+
+	if (!pathf(link, sizeof(link), "%s/device/driver", ibdir) &&
+	    (n = readlink(link, target, sizeof(target) - 1)) > 0) {
+		target[n] = '\0';
+		drv = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+	}
+	p = rdma_provider_of(drv, dev);
+	if (p != RDMA_PROV_UNKNOWN)
+		return p;
+	for (size_t i = first; i < set->n; i++)
+		if (set->c[i].source == RCS_HW && !strcmp(set->c[i].name, "ack_deferred"))
+			return RDMA_PROV_RXE;
+	return RDMA_PROV_UNKNOWN;
+}
+
 int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg, size_t msglen)
 {
 	char base[PATH_MAX], ibdir[PATH_MAX + 256], dir[PATH_MAX * 2];
 	struct netdev_seen seen = { .n = 0 };
 	bool live = !root || !strcmp(root, "/") || !root[0];
 	struct dirent *de, *pe;
+	size_t first;
 	DIR *d, *pd;
+	int prov;
 
 	memset(set, 0, sizeof(*set));
 	pathf(base, sizeof(base), "%s/sys/class/infiniband", live ? "" : root);
@@ -501,10 +541,17 @@ int rdma_counters_read(const char *root, struct rdma_counter_set *set, char *msg
 			continue;
 		}
 		set->ndevs++;
+		first = set->n;
 		while ((pe = readdir(pd)))
 			if (pe->d_name[0] != '.')
 				read_port(set, ibdir, de->d_name, pe->d_name, root, live, &seen);
 		closedir(pd);
+		prov = device_provider(ibdir, de->d_name, set, first);
+		for (size_t i = first; i < set->n; i++) {
+			set->c[i].provider = (__u8)prov;
+			set->c[i].cls = (__u8)rdma_counter_class_for(prov, set->c[i].name,
+								     set->c[i].source);
+		}
 	}
 	closedir(d);
 	if (!set->ndevs) {
@@ -621,6 +668,7 @@ void rdma_counters_call(struct rdma_call_state *st, const struct rdma_counter_de
 			snprintf(e->dev, sizeof(e->dev), "%s", c->dev);
 			snprintf(e->name, sizeof(e->name), "%s", c->name);
 			e->cls = c->cls;
+			e->provider = c->provider;
 			e->delta = d[i].delta;
 			e->baseline_per_s = before;
 		}

@@ -24,8 +24,9 @@ enum rdma_cnt_source {
 struct rdma_counter {
 	char dev[64]; /* "mlx5_0/1" for hw/port counters, netdev name for ethtool */
 	char name[64];
-	__u8 source; /* enum rdma_cnt_source */
-	__u8 cls;    /* enum rdma_cnt_class */
+	__u8 source;   /* enum rdma_cnt_source */
+	__u8 cls;      /* enum rdma_cnt_class */
+	__u8 provider; /* enum rdma_provider (rdma_counter_table.h) of its device */
 	__u64 value;
 };
 
@@ -49,7 +50,12 @@ struct rdma_counter_delta {
  * text file <root>/ethtool/<netdev> (`ethtool -S` output) under a fabricated root. */
 typedef int (*rdma_ethtool_fn)(const char *netdev, struct rdma_counter_set *set);
 
+/* By name alone: the class for a device whose provider is not known. */
 enum rdma_cnt_class rdma_counter_class(const char *name);
+/* The class of a counter of a device of provider (enum rdma_provider): the row of
+ * rdma_counter_table.c, and RCC_OTHER for a counter the provider's rows do not list as a
+ * fault; by name (rdma_counter_class) for an unknown provider. */
+enum rdma_cnt_class rdma_counter_class_for(int provider, const char *name, int source);
 const char *rdma_counter_class_name(enum rdma_cnt_class c);
 const char *rdma_counter_source_name(enum rdma_cnt_source s);
 
@@ -96,6 +102,7 @@ struct rdma_evidence {
 	char dev[64];
 	char name[64];
 	__u8 cls;
+	__u8 provider; /* enum rdma_provider */
 	__u64 delta;
 	double baseline_per_s;
 };

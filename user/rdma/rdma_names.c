@@ -79,6 +79,9 @@ const char *rdma_ucx_op_name(__u8 op)
 		[UCX_OP_GET] = "GET",
 		[UCX_OP_TAG_SEND] = "TAG_SEND",
 		[UCX_OP_AM_SEND] = "AM_SEND",
+		[UCX_OP_STREAM_SEND] = "STREAM_SEND",
+		[UCX_OP_TAG_RECV] = "TAG_RECV",
+		[UCX_OP_STREAM_RECV] = "STREAM_RECV",
 	};
 
 	return op < UCX_OP__MAX && names[op] ? names[op] : "OTHER";

@@ -112,25 +112,77 @@ static void read_counters(struct rdma_tracer *t, __u64 *out)
 	free(v);
 }
 
-/* Counts live in-flight entries and removes those older than RDMA_STALE_NS. */
+/* Removes the (queue, wr_id) states whose newest occurrence is no longer in flight (swept,
+ * evicted): all older ones are gone too, and an application with a new wr_id per WR would
+ * otherwise fill the map with states of WRs whose completions fell between windows. */
+static void sweep_wrseq(struct rdma_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.wrseq), ifd = bpf_map__fd(t->skel->maps.inflight);
+	struct rdma_wrid_key k, next, *key = NULL, gone;
+	struct rdma_wr_seq s;
+	struct rdma_wr_key wk;
+	struct rdma_wr_val v;
+	bool have_gone = false;
+
+	while (!bpf_map_get_next_key(fd, key, &next)) {
+		if (have_gone)
+			bpf_map_delete_elem(fd, &gone);
+		have_gone = false;
+		k = next;
+		key = &k;
+		if (bpf_map_lookup_elem(fd, &k, &s) || s.head == s.tail)
+			continue;
+		memset(&wk, 0, sizeof(wk));
+		wk.id = k;
+		wk.seq = s.tail - 1;
+		if (bpf_map_lookup_elem(ifd, &wk, &v)) {
+			gone = k;
+			have_gone = true;
+		}
+	}
+	if (have_gone)
+		bpf_map_delete_elem(fd, &gone);
+}
+
+/* An in-flight entry that no completion can match any more: the BPF side learnt that its
+ * WR completed while the poll side was not watched (it is older than its state's head),
+ * or its (queue, wr_id) state is gone. */
+static bool known_complete(struct rdma_tracer *t, const struct rdma_wr_key *k)
+{
+	struct rdma_wr_seq s;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.wrseq), &k->id, &s))
+		return true;
+	return (__s32)(k->seq - s.head) < 0;
+}
+
+/* Counts live in-flight entries, removes those known complete (counted as retired) and
+ * those older than RDMA_STALE_NS (aged). */
 static __u64 sweep_inflight(struct rdma_tracer *t)
 {
 	int fd = bpf_map__fd(t->skel->maps.inflight);
 	struct rdma_wr_key k, next, *key = NULL;
 	__u64 now = mono_ns(), live = 0;
 	struct rdma_wr_val v;
-	bool have_stale = false;
+	bool have_stale = false, stale_done = false;
 	struct rdma_wr_key stale;
 
 	while (!bpf_map_get_next_key(fd, key, &next)) {
 		/* delete the previous stale key only after stepping past it */
 		if (have_stale && !bpf_map_delete_elem(fd, &stale))
-			t->aged++;
+			stale_done ? t->retired++ : t->aged++;
+		stale_done = false;
 		have_stale = false;
 		k = next;
 		key = &k;
 		if (bpf_map_lookup_elem(fd, &k, &v))
 			continue;
+		if (known_complete(t, &k)) {
+			stale = k;
+			have_stale = true;
+			stale_done = true;
+			continue;
+		}
 		if (now > v.post_ns && now - v.post_ns > RDMA_STALE_NS) {
 			stale = k;
 			have_stale = true;
@@ -139,7 +191,8 @@ static __u64 sweep_inflight(struct rdma_tracer *t)
 		}
 	}
 	if (have_stale && !bpf_map_delete_elem(fd, &stale))
-		t->aged++;
+		stale_done ? t->retired++ : t->aged++;
+	sweep_wrseq(t);
 	return live;
 }
 
@@ -207,8 +260,10 @@ int rdma_tracer__read(struct rdma_tracer *t, struct rdma_read *r)
 	}
 	r->inflight_live = sweep_inflight(t);
 	r->inflight_aged = t->aged;
+	r->post_attached_ns = t->skel->bss->post_attached_ns;
 	{
-		__u64 gone = cnt[RC_INFLIGHT_DELETES] + t->aged + r->inflight_live;
+		__u64 gone = cnt[RC_INFLIGHT_DELETES] + cnt[RC_INFLIGHT_RETIRED] + t->retired +
+			     t->aged + r->inflight_live;
 
 		r->inflight_evicted =
 			cnt[RC_INFLIGHT_INSERTS] > gone ? cnt[RC_INFLIGHT_INSERTS] - gone : 0;

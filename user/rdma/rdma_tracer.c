@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "rdma/rdma_debuginfo.h"
 #include "rdma/rdma_scan.h"
 #include "lib/clock.h"
+#include "lib/log.h"
 
 void rdma_note(struct rdma_tracer *t, const char *fmt, ...)
 {
@@ -58,6 +60,8 @@ static void fill_layout(struct rdma_layout *l)
 	l->wc_qp_num = offsetof(struct ibv_wc, qp_num);
 	l->wc_size = sizeof(struct ibv_wc);
 	l->qia_sq_sig_all = offsetof(struct ibv_qp_init_attr, sq_sig_all);
+	l->qia_max_send_wr = offsetof(struct ibv_qp_init_attr, cap.max_send_wr);
+	l->qia_max_recv_wr = offsetof(struct ibv_qp_init_attr, cap.max_recv_wr);
 	l->qa_dest_qp_num = offsetof(struct ibv_qp_attr, dest_qp_num);
 	l->qa_ah_is_global = offsetof(struct ibv_qp_attr, ah_attr.is_global);
 	l->qa_ah_dgid = offsetof(struct ibv_qp_attr, ah_attr.grh.dgid);
@@ -246,13 +250,40 @@ void rdma_tracer__close(struct rdma_tracer *t)
 	free(t);
 }
 
-__u64 rdma_privs_after_attach(const struct rdma_tracer *t)
+__u64 rdma_privs_keep(__u32 pid, int paranoid)
 {
 	__u64 keep = 1ull << CAP_PERFMON | 1ull << CAP_BPF | 1ull << CAP_SYS_PTRACE;
 
 	/* no CAP_SYS_ADMIN: where the kernel asks it of the uprobe PMU, later uprobes are made
-	 * through tracefs (lib/uprobe_attach.h) */
-	if (!t->pid)
+	 * through tracefs (lib/uprobe_attach.h); but Debian's paranoid level 3 refuses every
+	 * perf_event_open without it */
+	if (!pid)
 		keep |= 1ull << CAP_DAC_READ_SEARCH;
+	if (paranoid > 2)
+		keep |= 1ull << CAP_SYS_ADMIN;
 	return keep;
+}
+
+static int perf_event_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = -ENOENT;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -EINVAL;
+		fclose(f);
+	}
+	return v;
+}
+
+__u64 rdma_privs_after_attach(const struct rdma_tracer *t)
+{
+	int paranoid = perf_event_paranoid();
+
+	if (paranoid > 2)
+		tt_warn("kernel.perf_event_paranoid is %d: CAP_SYS_ADMIN is kept to attach to RDMA "
+			"processes that start later (at 2, the upstream default, it is dropped)",
+			paranoid);
+	return rdma_privs_keep(t->pid, paranoid);
 }

@@ -51,10 +51,12 @@ struct rdma_target {
 	bool gone;       /* its process exited: no more windows */
 	int pid;         /* the process it fires in; -1: every process (--rdma-host-wide) */
 	int fd;          /* the file as tailtrace opened and checked it */
+	/* CLOCK_MONOTONIC around its first attachment: the probe started firing in between */
+	__u64 attach_begin_ns, attach_end_ns;
 };
 
-/* UCX hooks (rdma.ucx): the libucp traced, the transports the process configured, and
- * the completion callbacks found so far. */
+/* UCX hooks (rdma.ucx_op, rdma.ucx_rtt): the libucp traced, the transports the process
+ * configured, and the completion callbacks found so far. */
 #define RDMA_UCX_CB_MAX 16
 struct rdma_ucx_cb {
 	char path[PATH_MAX];
@@ -88,6 +90,7 @@ struct rdma_read {
 	__u64 inflight_aged;    /* total swept by userspace */
 	__u64 inflight_evicted; /* inserts - deletes - aged - live */
 	__u64 hist_live;
+	__u64 post_attached_ns; /* CLOCK_MONOTONIC when the post side attached, 0 before */
 };
 
 /* Opens the tracer for o->pid (0: every process), o->rdma_probes, o->rdma_full. notes
@@ -117,16 +120,21 @@ bool rdma_tracer__target_alive(const struct rdma_tracer *t);
 /* The capabilities (PRIV_BIT(CAP_*) ORed) a tracer still needs once attached, to attach to
  * what appears later: perf_event_open of a uprobe (CAP_PERFMON), bpf() for every map read
  * and link (CAP_BPF), another process's maps, memory and root (CAP_SYS_PTRACE) and, without
- * -p, the libraries of processes of any user (CAP_DAC_READ_SEARCH). Never CAP_SYS_ADMIN:
- * where the kernel asks it of the uprobe PMU (6.16 on), the uprobe is made through tracefs
- * (lib/uprobe_attach.h). */
+ * -p, the libraries of processes of any user (CAP_DAC_READ_SEARCH). CAP_SYS_ADMIN only
+ * where kernel.perf_event_paranoid is above 2 (Debian's kernels default to 3, where their
+ * patch refuses every perf_event_open without it, the tracefs way included; one line on
+ * stderr says so); elsewhere, where the kernel asks it of the uprobe PMU (6.16 on), the
+ * uprobe is made through tracefs (lib/uprobe_attach.h). */
 __u64 rdma_privs_after_attach(const struct rdma_tracer *t);
+/* The same as a rule: pid the -p process (0: every process), paranoid the sysctl's value
+ * (a negative errno when unreadable: taken as the upstream kernel's rule). */
+__u64 rdma_privs_keep(__u32 pid, int paranoid);
 /* Detaches everything. */
 void rdma_tracer__close(struct rdma_tracer *t);
 
 const char *rdma_opcode_name(__u8 op);
 const char *rdma_status_name(__u8 status);
-/* "PUT", "GET", "TAG_SEND", "AM_SEND" for enum ucx_op. */
+/* "PUT", "GET", "TAG_SEND", ... for enum ucx_op. */
 const char *rdma_ucx_op_name(__u8 op);
 
 /* What RDMA tracing this host supports, for `tailtrace probe`. */

@@ -33,7 +33,7 @@ enum ctl_hook {
 	CTL__MAX,
 };
 
-#define RDMA_UCX_LINKS_MAX (12 + RDMA_UCX_CB_MAX)
+#define RDMA_UCX_LINKS_MAX (20 + RDMA_UCX_CB_MAX)
 
 struct rdma_tracer {
 	struct rdma_bpf *skel;
@@ -56,6 +56,7 @@ struct rdma_tracer {
 	int ncpus;
 	struct prev_set for_read, for_collect;
 	__u64 aged;
+	__u64 retired; /* in-flight entries of WRs known complete, deleted by the sweep */
 	int attach_errors;
 	struct rdma_ucx_info ucx;
 	struct bpf_link *ucx_links[RDMA_UCX_LINKS_MAX];

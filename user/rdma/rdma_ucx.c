@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* rdma.ucx: the UCP request API of libucp (bpf/ucx.bpf.h). UCX's accelerated transports
- * write work requests to the NIC themselves and never call the verbs provider's
- * post_send, so transfers made through UCX (NIXL's KV-cache moves) are timed one level
- * up: from ucp_*_nbx to the request's completion. */
+/* rdma.ucx_op and rdma.ucx_rtt: the UCP request API of libucp (bpf/ucx.bpf.h). UCX's
+ * accelerated transports write work requests to the NIC themselves and never call the
+ * verbs provider's post_send, so transfers made through UCX (NIXL's KV-cache moves) are
+ * timed one level up: from ucp_*_nbx to the request's completion, and from a send to the
+ * completion of the receive that answers it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -67,7 +68,14 @@ int rdma_ucx_attach(struct rdma_tracer *t)
 		{ "ucp_get_nbx", t->skel->progs.ucx_get_enter },
 		{ "ucp_tag_send_nbx", t->skel->progs.ucx_tag_send_enter },
 		{ "ucp_am_send_nbx", t->skel->progs.ucx_am_send_enter },
+		{ "ucp_stream_send_nbx", t->skel->progs.ucx_stream_send_enter },
+		{ "ucp_tag_recv_nbx", t->skel->progs.ucx_tag_recv_enter },
+		{ "ucp_stream_recv_nbx", t->skel->progs.ucx_stream_recv_enter },
 	};
+	/* request tests: the request first, its status returned */
+	static const char *const tests[] = { "ucp_request_check_status",
+					     "ucp_tag_recv_request_test",
+					     "ucp_stream_recv_request_test" };
 	char lib[PATH_MAX], fdp[32];
 	int n = 0, fd, pid = t->pid ? t->pid : -1, e;
 	__u64 off;
@@ -86,7 +94,9 @@ int rdma_ucx_attach(struct rdma_tracer *t)
 		    ucx_attach(t, ops[i].enter, pid, fdp, off, false))
 			n++;
 	}
-	if (!elf_find_function(fdp, "ucp_request_check_status", &off, NULL)) {
+	for (size_t i = 0; i < ARRAY_SIZE(tests); i++) {
+		if (elf_find_function(fdp, tests[i], &off, NULL))
+			continue;
 		off = uprobe_entry_offset(fdp, off, UPROBE_RETURN); /* reads the request pointer */
 		if (ucx_attach(t, t->skel->progs.ucx_check_exit, pid, fdp, off, true))
 			ucx_attach(t, t->skel->progs.ucx_check_enter, pid, fdp, off, false);
@@ -101,6 +111,21 @@ int rdma_ucx_attach(struct rdma_tracer *t)
 	rdma_note(t, "ucx: %d UCP operations hooked in %s (UCX_TLS: %s)", n, rdma_esc(lib),
 		  rdma_esc(t->ucx.tls));
 	return 0;
+}
+
+/* A function of UCX's own libraries: a callback there (ucs_empty_function, which
+ * ucp_stream_recv_nb passes) is a no-op UCX's internals call all the time, so a probe
+ * on it would trap on every one of those calls and time nothing of the application's. */
+static bool ucx_own_file(const char *path)
+{
+	static const char *const libs[] = { "libucs.so", "libucp.so", "libuct.so", "libucm.so" };
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < ARRAY_SIZE(libs); i++)
+		if (!strncmp(base, libs[i], strlen(libs[i])))
+			return true;
+	return false;
 }
 
 /* A completion callback named in a request's parameters: where the request completes. */
@@ -123,6 +148,14 @@ int rdma_on_ucx_event(void *ctx, void *data, size_t len)
 	if (err) {
 		rdma_note(t, "ucx: not attaching the callback 0x%llx of pid %u: %s",
 			  (unsigned long long)e->cb, e->tgid, why);
+		return 0;
+	}
+	if (ucx_own_file(path)) {
+		rdma_note(t,
+			  "ucx: callback at %s:0x%llx is UCX's own (its internals call it too): "
+			  "not attached, its requests complete at their request test",
+			  rdma_esc(path), (unsigned long long)off);
+		close(fd);
 		return 0;
 	}
 	for (int i = 0; i < t->ucx.ncb; i++)

@@ -3,6 +3,7 @@
  * histograms, counters and attribution, the flight recorder's slow requests, the NIC
  * tables. Every length read is checked against what is left (struct cur). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,7 @@ static bool decode_hist_key(struct cur *c, struct hist_key *k)
 	k->id = get_u64(c);
 	get_bytes(c, k->addr, 16);
 	get_bytes(c, k->comm, 16);
-	st = stage_by_name(stage);
+	st = stage_by_recorded_name(stage);
 	gb = group_by_parse(by);
 	k->stage = (__u16)(st < 0 ? 0 : st);
 	k->by = (__u8)(gb < 0 ? 0 : gb);
@@ -156,6 +157,18 @@ static void named_scalar(struct snapshot *s, const char *name, __u64 v)
 		s->budget_pct = (double)v / 1e9;
 	else if (!strcmp(name, "budget_floor_pct_ppb"))
 		s->budget_floor_pct = (double)v / 1e9;
+	else if (!strcmp(name, "deep_duty_ppb"))
+		s->deep_duty = (double)v / 1e9;
+	else if (!strcmp(name, "deep_duty_asked_ppb"))
+		s->deep_duty_asked = (double)v / 1e9;
+	else if (!strcmp(name, "deep_ns"))
+		s->deep_ns = v;
+	else if (!strcmp(name, "deep_span_ns"))
+		s->deep_span_ns = v;
+	else if (!strcmp(name, "deep_windows"))
+		s->deep_windows = v > UINT32_MAX ? UINT32_MAX : (__u32)v;
+	else if (!strcmp(name, "deep_triggered"))
+		s->deep_triggered = v > UINT32_MAX ? UINT32_MAX : (__u32)v;
 	else if (!strncmp(name, "prog_runs.", 10))
 		snapshot__add_prog(s, name + 10, v, 0);
 	else if (!strncmp(name, "prog_ns.", 8))
@@ -280,7 +293,7 @@ static int decode_flight(struct cur *c, struct snapshot *s)
 	ncols = get_u8(c);
 	for (int i = 0; i < ncols; i++) {
 		get_str8(c, name, sizeof(name));
-		cols[i] = stage_by_name(name);
+		cols[i] = stage_by_recorded_name(name);
 		if (cols[i] >= TT_REQ_STAGES)
 			cols[i] = -1;
 	}

@@ -270,12 +270,22 @@ static int encode_snapshot(struct rec_buf *b, const struct snapshot *s)
 	put_u32(b, (__u32)s->nslow);
 	/* named scalars: fields added to struct snapshot later go here, readers skip names
 	 * they do not know, so no version bump is needed for them */
-	put_u16(b, (__u16)(4 + 2 * s->nprogs));
+	put_u16(b, (__u16)(10 + 2 * s->nprogs));
 	put_str8(b, "pkt_unmatched", 64);
 	put_u64(b, s->pkt_unmatched);
 	put_scaled(b, "sample_rate_ppb", s->sample_rate);
 	put_scaled(b, "budget_pct_ppb", s->budget_pct);
 	put_scaled(b, "budget_floor_pct_ppb", s->budget_floor_pct);
+	put_scaled(b, "deep_duty_ppb", s->deep_duty);
+	put_scaled(b, "deep_duty_asked_ppb", s->deep_duty_asked);
+	put_str8(b, "deep_ns", 64);
+	put_u64(b, s->deep_ns);
+	put_str8(b, "deep_span_ns", 64);
+	put_u64(b, s->deep_span_ns);
+	put_str8(b, "deep_windows", 64);
+	put_u64(b, s->deep_windows);
+	put_str8(b, "deep_triggered", 64);
+	put_u64(b, s->deep_triggered);
 	for (size_t i = 0; i < s->nprogs; i++) {
 		char name[64];
 
