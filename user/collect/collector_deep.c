@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collector_int.h"
 #include "lib/clock.h"
@@ -45,6 +46,24 @@ static int deep_attach(struct collector *c)
 	return 0;
 }
 
+/* A window's stamps end with it: the programs that would take them are detached, and
+ * stamp_take refuses a stamp older than the next window anyway. Left in place they would
+ * read as live stamps until their bucket is reused; cleared, they count as unmatched,
+ * which they are. Only the drop hook still takes stamps now, and a bucket cleared under
+ * it loses nothing it could have used. */
+static void stamps_clear(const struct stamp_bucket *view, const struct bpf_map *map)
+{
+	static const struct stamp_bucket empty;
+	int fd = bpf_map__fd(map);
+
+	if (!view)
+		return;
+	for (__u32 i = 0; i < STAMP_BUCKETS; i++)
+		if (__atomic_load_n(&view[i].e[0].skb, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&view[i].e[1].skb, __ATOMIC_RELAXED))
+			bpf_map_update_elem(fd, &i, &empty, BPF_ANY);
+}
+
 static void deep_detach(struct collector *c)
 {
 	/* the generation first: a request in flight now is no longer complete */
@@ -54,6 +73,8 @@ static void deep_detach(struct collector *c)
 		bpf_link__destroy(c->deep_links[i]);
 	c->ndeep_links = 0;
 	c->deep_attached = false;
+	stamps_clear(c->qdisc_stamps, c->skel->maps.qdisc_stamps);
+	stamps_clear(c->rx_stamps, c->skel->maps.rx_stamps);
 }
 
 void deep_prepare(struct collector *c, double duty)
