@@ -169,7 +169,11 @@ static __always_inline void handle_data_ready(struct sock *sk, bool btf)
 	__u32 nxt, i, last;
 	__u64 t = 0;
 
-	if (!f || f->verdict != FLOW_TRACED)
+	/* a flow whose owner is not known yet (-p, --comm, --cgroup: FLOW_PENDING until its
+	 * process first sends or reads) is kept: a server's request usually arrives before
+	 * its process touches the accepted socket, and its arrival is only seen here. The
+	 * owner's verdict at that first read keeps or drops what was recorded. */
+	if (!f)
 		return;
 	tp = btf ? bpf_skc_to_tcp_sock(sk) : (struct tcp_sock *)sk;
 	if (!tp)

@@ -394,7 +394,10 @@ try:
     v = t["verdict"]
     res.update(role=t["role"], verdict=v["class"], stage=v["stage"], where=v["where"],
                rule=v["rule"], other=(t["roles"].get("other") or {}).get("class"),
-               kind=v.get("kind"), summary=v.get("summary"))
+               kind=v.get("kind"), summary=v.get("summary"),
+               other_stage=(t["roles"].get("other") or {}).get("stage"),
+               other_where=(t["roles"].get("other") or {}).get("where"),
+               role_rule=t["roles"].get("rule"))
     # what is comparable: tailtrace's client view runs from the application's send to the
     # last response byte read, which is the loadgen client's latency (closed loop: from the
     # send). The server view starts at the request's arrival and ends when the last
@@ -552,6 +555,12 @@ else:
 if "/" in r["expect"]:
     line(r["stage_ok"] and r["where_ok"],
          f"stage {r['stage']} at {r['where']} on the {r['role']} side (expected {r['expect']})")
+    if not (r["stage_ok"] and r["where_ok"]):
+        # the evidence a missed stage needs, in the log CI keeps
+        print(f"# {name}: {r.get('summary')}; {r.get('role_rule')}; the other side's view: "
+              f"{r.get('other')}/{r.get('other_stage')} at {r.get('other_where')}; "
+              f"loadgen p50/p99 {r.get('lg_p50') or 0:.0f}/"
+              f"{r.get('lg_p99') or 0:.0f} us; the hypervisor's steal over the traffic {r.get('steal_ms')} ms")
 truth = "h2load" if r["lg_ref"] == "h2load" else "loadgen"
 if "overlap_ok" in r:
     line(r["overlap_ok"], f"requests overlapping on a connection: {r['tt_overlap']} (client view), "

@@ -430,19 +430,24 @@ ok &= kept or stated
 # cost in its first intervals, and the same load's cost moves by more than that 10 % from
 # one span to the next (the programs' ns per run, 230-340 here, with the host's state:
 # measured over these spans, the reference's median 0.84-1.14 of what it was in the
-# first intervals). Binding (the reference over the budget in the same intervals), the
-# instance must sample; not binding, it must not sink the rate (it aims at 90 % of the
-# budget, so it may shave a little off)
+# first intervals). Binding (the reference over the budget in the same intervals by more
+# than 15 %), the instance must sample; not binding (the reference within the budget), it
+# must not sink the rate (it aims at 90 % of the budget, so it may shave a little off). In
+# between, either is right: the two instances' costs at full rate differ by up to 15 % in
+# the same intervals (5.15 against 4.37 once, the budget 5.11 between them)
 rmed, rate_med = rcost[len(rcost) // 2], sorted(rates)[len(rates) // 2]
-binding = rmed > budget
-ok &= rate_med < 1 if binding else rate_med >= 0.5
+binding = rmed > 1.15 * budget
+loose = rmed <= budget
+ok &= rate_med < 1 if binding else rate_med >= 0.5 if loose else True
 ok &= len(ref_same) == len(steady)
 words.append("%d intervals of 2 s, the same in both; cost %% of a CPU: ref median %.2f, "
              "budgeted mean %.2f median %.2f max %.2f (budget %g, %s), rate %.3g-%.3g "
              "(median %.3g, want %s), floor stated %.2f: %s" %
              (len(steady), rmed, mean, med, max(costs or [0]), budget,
-              "binding" if binding else "not binding in these intervals",
-              min(rates), max(rates), rate_med, "< 1" if binding else ">= 0.5", floor,
+              "binding" if binding else "not binding in these intervals" if loose
+              else "at the budget in these intervals",
+              min(rates), max(rates), rate_med,
+              "< 1" if binding else ">= 0.5" if loose else "any", floor,
               "kept" if kept else "under the floor, stated" if stated else "neither"))
 for st in ("req.latency", "rx.sockq", "rx.stack", "tx.sendq"):
     rb, bb = merged(ref_same, st), merged(steady, st)
@@ -642,7 +647,7 @@ fi
 # explain_bg NAME PORT: `explain -j --role server --port PORT` until SIGINT, JSON in
 # $TMP/NAME.json (pid in EXPLAIN_PID); returns once its programs are attached
 explain_bg() {
-	timeout -s INT --kill-after=5 90 "$TAILTRACE" explain -j --role server --port "$2" \
+	timeout -s INT --kill-after=5 90 "$TAILTRACE" explain -j --role server --port "$2" "${@:3}" \
 		>"$TMP/$1.json" 2>"$TMP/$1.err" &
 	EXPLAIN_PID=$!
 	local child=""
@@ -707,11 +712,21 @@ if only acceptq; then
 	srv_ready 7417 || tt_fail "accept_overflow server on 7417 did not start"
 	explain_bg aov 7417
 	apid=$EXPLAIN_PID
+	# and by its owner: each request arrives before the server's process first touches
+	# its socket (it accepts every 30 ms), while the flow waits for the owner's verdict
+	aovpid=""
+	for p in $(pgrep -f "accept_overflow.py server 7417"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = python3 ] && aovpid=$p
+	done
+	explain_bg aovp 7417 -p "$aovpid"
+	appid=$EXPLAIN_PID
+	explain_bg aovc 7417 --comm python3
+	acpid=$EXPLAIN_PID
 	ov0=$(ip netns exec tt-srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ { print $2 }')
 	ip netns exec tt-cli timeout 60 python3 "$AOV" client "$TB_SRV4" 7417 40 >"$TMP/aov-cli.json" 2>>"$TMP/cli.log"
 	ov1=$(ip netns exec tt-srv nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ { print $2 }')
 	sleep 0.5
-	kill -INT "$apid"; wait "$apid"
+	kill -INT "$apid" "$appid" "$acpid"; wait "$apid" "$appid" "$acpid"
 	ex=$(j "$TMP/aov-cli.json" exchanges)
 	rq=$(j "$TMP/aov.json" requests)
 	# what tailtrace says it lost or could not see, for a count that differs
@@ -719,6 +734,10 @@ if only acceptq; then
 		printf ' %s %s' "$k" "$(j "$TMP/aov.json" "counters.$k")"; done)
 	tt_check "full accept queue ($((ov1 - ov0)) listen overflows): explain requests $rq = exchanges completed $ex (counters:$aloss)" \
 		eval 'ge "$((ov1 - ov0))" 1 && ge "$ex" 10 && [ "$rq" = "$ex" ]'
+	rp=$(j "$TMP/aovp.json" requests)
+	rc=$(j "$TMP/aovc.json" requests)
+	tt_check "full accept queue, by owner: -p <server> requests $rp, --comm python3 requests $rc = exchanges completed $ex" \
+		eval '[ -n "$aovpid" ] && [ "$rp" = "$ex" ] && [ "$rc" = "$ex" ]'
 fi
 
 # ---------------------------------------------------------------- filters

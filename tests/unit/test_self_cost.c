@@ -267,6 +267,8 @@ static void test_budget_rate(void **state)
 	assert_true(budget_next_rate(0.8, 0.5, 2, NULL) == 1);
 	/* near the aim: stays */
 	assert_true(budget_next_rate(0.3, 1.85, 2, NULL) == 0.3);
+	/* inside the budget but close under it: down to the aim, not left to noise */
+	assert_true(fabs(budget_next_rate(0.3, 1.96, 2, NULL) - 0.3 * 1.8 / 1.96) < 1e-9);
 	/* a cost no rate can meet: the floor */
 	assert_true(budget_next_rate(BUDGET_MIN_RATE, 50, 1, NULL) == BUDGET_MIN_RATE);
 }

@@ -107,8 +107,11 @@ double budget_next_rate(double rate, double cost_pct, double budget_pct,
 	next = rate * target / cost_pct;
 	if (next > rate * 2)
 		next = rate * 2;
-	/* inside the budget and within a tenth of the aim: stay */
-	if (cost_pct <= budget_pct && next > rate * 0.9 && next < rate * 1.1)
+	/* near the aim: stay. The band reaches up to 1/0.95 of the aim (95 % of the budget),
+	 * not to the budget itself: a cost resting on the budget is over it half the time
+	 * through noise alone (the budget check of tests/ns/test_tcp_stages.sh once measured
+	 * a span's mean 3 % over) */
+	if (next > rate * 0.95 && next < rate * 1.1)
 		next = rate;
 	if (next > 1)
 		next = 1;
