@@ -283,18 +283,6 @@ static __always_inline struct flow *flow_get(struct sock *sk, bool create)
 	return f;
 }
 
-/* The flow of a socket already traced, without flow_get's catch-up to the deep tier's
- * generation: for the qdisc hooks, which read no send cursor. The next flow_get of the
- * socket syncs it. tt_qdisc_dequeue inlines its body once per skb of a bulk dequeue (16),
- * and that one branch less each cut its verification by a quarter (start-up). */
-static __always_inline struct flow *flow_peek(struct sock *sk)
-{
-	__u64 addr = (__u64)sk;
-	struct flow *f = sk ? bpf_map_lookup_elem(&flows, &addr) : NULL;
-
-	return f && f->verdict == FLOW_TRACED ? f : NULL;
-}
-
 /* The socket's cookie. bpf_get_socket_cookie() takes a socket in tracing programs from 5.12
  * (targ_sk_cookie_helper, probed) and never in kprobes: there the cookie as the kernel
  * keeps it, which is 0 until someone asked for it (sockops does, at the handshake). */

@@ -164,15 +164,12 @@ int BPF_KRETPROBE(tt_tcp_sendmsg_kretprobe, int ret)
 }
 
 /* A packet is timed when its socket is traced, or, with --dev, when it crosses a selected
- * device (forwarded packets have no socket). `cursors`: the caller reads the flow's send
- * cursors, which need flow_get's catch-up to the deep tier's generation. */
+ * device (forwarded packets have no socket). */
 static __always_inline bool skb_selected(struct sk_buff *skb, struct net_device *dev,
-					 struct flow **fp, bool cursors)
+					 struct flow **fp)
 {
-	struct flow *f = NULL;
+	struct flow *f = sk_ports_selected(skb->sk, true) ? flow_get(skb->sk, false) : NULL;
 
-	if (sk_ports_selected(skb->sk, true))
-		f = cursors ? flow_get(skb->sk, false) : flow_peek(skb->sk);
 	*fp = f && f->verdict == FLOW_TRACED ? f : NULL;
 	if (targ_ndevs)
 		return dev_selected(dev);
@@ -184,7 +181,7 @@ static __always_inline void qdisc_in(struct sk_buff *skb, struct net_device *dev
 	struct pkt_stamp st = {};
 	struct flow *f;
 
-	if (!skb_selected(skb, dev, &f, false))
+	if (!skb_selected(skb, dev, &f))
 		return;
 	st.ts = bpf_ktime_get_ns();
 	stamp_put(&qdisc_stamps, skb, &st);
@@ -269,7 +266,7 @@ static __always_inline void qdisc_out(struct Qdisc *q, struct sk_buff *skb, __u6
 	struct flow *f;
 	__u32 handle, segs;
 
-	if (!skb_selected(skb, q->dev_queue->dev, &f, false))
+	if (!skb_selected(skb, q->dev_queue->dev, &f))
 		return;
 	/* one count per wire packet, as tc's "Sent ... pkt": a GSO skb small enough for the
 	 * qdisc not to segment it (tbf: <= its burst) leaves as one skb of gso_segs packets */
@@ -321,7 +318,7 @@ int BPF_PROG(tt_net_dev_start_xmit, struct sk_buff *skb, struct net_device *dev)
 		/* stamped at net_dev_queue, and no qdisc dequeued it (noqueue, or a bypass) */
 		stamp_take(&qdisc_stamps, skb, &st);
 	}
-	if (!skb_selected(skb, dev, &f, true))
+	if (!skb_selected(skb, dev, &f))
 		return 0;
 	now = bpf_ktime_get_ns();
 	slot = bpf_map_lookup_elem(&nic_slots, &zero);
